@@ -1,0 +1,126 @@
+"""Archive models: sub-corpora, documents with citation metadata, and their chunks."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.indexes import GinIndex
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+# Every provider's vectors are stored at this width: shorter ones are zero-padded (cosine is
+# unchanged), longer ones are requested or truncated at this size (see archive/embeddings).
+EMBEDDING_DIMENSIONS = 512
+
+
+class SubCorpus(models.Model):
+    class Genre(models.TextChoices):
+        PRESS = "press", "press"
+        DEBATES = "debates", "parliamentary debates"
+        OTHER = "other", "other"
+
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    genre = models.CharField(max_length=20, choices=Genre.choices, default=Genre.OTHER)
+    language = models.CharField(max_length=10, default="fr")
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["slug"]
+        verbose_name_plural = "sub-corpora"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Document(models.Model):
+    class DatePrecision(models.TextChoices):
+        DAY = "day", "day"
+        MONTH = "month", "month"
+        YEAR = "year", "year"
+
+    sub_corpus = models.ForeignKey(SubCorpus, on_delete=models.CASCADE, related_name="documents")
+    external_id = models.CharField(max_length=300)
+    title = models.CharField(max_length=500, blank=True)
+    publication = models.CharField(max_length=300, blank=True)
+    date = models.DateField(null=True, blank=True)
+    date_precision = models.CharField(
+        max_length=10, choices=DatePrecision.choices, blank=True, default=""
+    )
+    page = models.CharField(max_length=100, blank=True, help_text="page or section")
+    url = models.URLField(max_length=500, blank=True, help_text="URL or ark identifier")
+    metadata = models.JSONField(default=dict, blank=True)
+    text = models.TextField()
+    content_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["sub_corpus__slug", "date", "external_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["sub_corpus", "external_id"], name="document_unique_external_id"
+            )
+        ]
+        indexes = [models.Index(fields=["date"]), models.Index(fields=["sub_corpus", "date"])]
+
+    def __str__(self) -> str:
+        return self.key
+
+    @property
+    def key(self) -> str:
+        """Global identifier: `<sub-corpus slug>:<external id>`."""
+        return f"{self.sub_corpus.slug}:{self.external_id}"
+
+
+class Chunk(models.Model):
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    ordinal = models.PositiveIntegerField()
+    text = models.TextField()
+    char_start = models.PositiveIntegerField()
+    char_end = models.PositiveIntegerField()
+    token_count = models.PositiveIntegerField()
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["document_id", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["document", "ordinal"], name="chunk_unique_ordinal")
+        ]
+        indexes = [
+            HnswIndex(
+                name="chunk_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(name="chunk_text_trgm", fields=["text"], opclasses=["gin_trgm_ops"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}#{self.ordinal}"
+
+
+class EmbeddingCache(models.Model):
+    """Vectors by content hash and model: re-ingest and model switches embed only what changed."""
+
+    content_hash = models.CharField(max_length=64)
+    model = models.CharField(max_length=200)
+    vector = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["content_hash", "model"], name="embedding_cache_key")
+        ]
+
+
+class CorpusRevision(models.Model):
+    """A counter bumped by every change to the archive; search indexes are stamped with it."""
+
+    revision = models.PositiveBigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    @classmethod
+    def current(cls) -> int:
+        row = cls.objects.filter(pk=1).first()
+        return row.revision if row else 0

@@ -1,0 +1,72 @@
+"""Shared fixtures: a real Celery worker on the real (embedded) Redis and Postgres."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker):
+    """Start one real Celery worker bound to the test database; stop it at the end."""
+    from django.db import connection
+
+    env = dict(os.environ)
+    env["TRACE_DATABASE_NAME"] = connection.settings_dict["NAME"]
+    env["TRACE_CELERY_EAGER"] = "0"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "trace_site", "worker", "--loglevel", "WARNING",
+         "--concurrency", "2", "-n", f"test-{os.getpid()}@%h", "-Q", _test_queue()],
+        cwd=ROOT, env={**env, "TRACE_CELERY_QUEUE": _test_queue()}, start_new_session=True,
+    )
+    try:
+        _wait_for_worker(proc)
+        yield proc
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _test_queue() -> str:
+    # Each test run gets its own queue, so a concurrent run's worker never takes its tasks.
+    return f"trace-test-{os.getpid()}"
+
+
+def _wait_for_worker(proc: subprocess.Popen, timeout: float = 60) -> None:
+    from trace_site.tasks import ping
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"Celery worker exited with {proc.returncode}")
+        try:
+            if ping.apply_async(args=["ready"], queue=_test_queue()).get(timeout=3) == "pong:ready":
+                return
+        except Exception:  # the worker is still booting
+            time.sleep(0.5)
+    raise RuntimeError("Celery worker did not answer in time")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _route_tasks_to_test_queue():
+    """Send every task of this run to the run's own queue."""
+    from django.conf import settings
+
+    from trace_site.celery import app
+
+    queue = _test_queue()
+    settings.TRACE_CELERY_QUEUE = queue
+    app.conf.task_default_queue = queue
+    yield

@@ -1,0 +1,120 @@
+"""Run everything on the embedded default: Postgres, Redis, migrations, demo data, worker, web."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+from trace_site import embedded
+
+DEMO_CORPUS = Path(settings.BASE_DIR) / "demo" / "historiqa" / "corpus.jsonl"
+
+
+class Command(BaseCommand):
+    help = "Start the embedded services, a Celery worker and the web server (Ctrl-C stops all)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default=os.environ.get("TRACE_HOST", "127.0.0.1"))
+        parser.add_argument("--port", type=int, default=int(os.environ.get("TRACE_PORT", "8000")))
+        parser.add_argument("--no-demo", action="store_true", help="do not load the demo corpus")
+        parser.add_argument("--concurrency", type=int, default=2, help="Celery worker processes")
+
+    def handle(self, *args, **options):
+        data_dir = Path(settings.TRACE_DATA_DIR)
+        started_postgres = (
+            settings.TRACE_EMBEDDED_POSTGRES and embedded.postgres_pid(data_dir) is None
+        )
+        # Settings start the embedded Redis on import when it is not running.
+        started_redis = settings.TRACE_EMBEDDED_REDIS_STARTED_HERE
+        children: list[subprocess.Popen] = []
+        try:
+            self.stdout.write("Preparing the database…")
+            call_command("migrate", interactive=False, verbosity=0)
+            call_command("collectstatic", interactive=False, verbosity=0)
+            self._ensure_first_user()
+            if not options["no_demo"]:
+                self._load_demo_corpus()
+            children.append(self._start_worker(options["concurrency"]))
+            children.append(self._start_web(options["host"], options["port"]))
+            url = f"http://{options['host']}:{options['port']}/"
+            self.stdout.write(self.style.SUCCESS(f"TRACE is running at {url}  (Ctrl-C stops it)"))
+            self.stdout.write(f"Health: {url}healthz")
+            self._wait(children)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self._stop(children)
+            if started_redis and embedded.stop_redis(data_dir):
+                self.stdout.write("Stopped embedded Redis.")
+            if started_postgres and embedded.stop_postgres(data_dir):
+                self.stdout.write("Stopped embedded PostgreSQL.")
+
+    def _ensure_first_user(self) -> None:
+        user_model = get_user_model()
+        if user_model.objects.exists():
+            return
+        username = os.environ.get("TRACE_ADMIN_USER", "historian")
+        password = os.environ.get("TRACE_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
+        user_model.objects.create_superuser(username=username, password=password, email="")
+        self.stdout.write(self.style.WARNING(
+            f"Created the first user. Log in as {username!r} with password {password!r} "
+            "(shown once; change it in the admin)."
+        ))
+
+    def _load_demo_corpus(self) -> None:
+        from archive.models import Document
+
+        if Document.objects.exists():
+            return
+        if not DEMO_CORPUS.exists():
+            self.stdout.write(f"No demo corpus at {DEMO_CORPUS}; skipping.")
+            return
+        self.stdout.write("Loading the demo corpus (first start only)…")
+        call_command("ingest", str(DEMO_CORPUS))
+
+    def _start_worker(self, concurrency: int) -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "trace_site", "worker",
+             "--loglevel", "WARNING", "--concurrency", str(concurrency), "-n", "trace@%h"],
+            start_new_session=True,
+        )
+
+    def _start_web(self, host: str, port: int) -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "trace_site.wsgi", "--bind", f"{host}:{port}",
+             "--workers", "2", "--threads", "4", "--timeout", "120", "--log-level", "warning"],
+            start_new_session=True,
+        )
+
+    def _wait(self, children: list[subprocess.Popen]) -> None:
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        while True:
+            for child in children:
+                if child.poll() is not None:
+                    self.stderr.write(f"Process {child.args[2:4]} exited ({child.returncode}).")
+                    return
+            time.sleep(0.5)
+
+    def _stop(self, children: list[subprocess.Popen]) -> None:
+        for child in children:
+            if child.poll() is None:
+                os.killpg(child.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for child in children:
+            try:
+                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+        if children:
+            self.stdout.write("Stopped the web server and the worker.")

@@ -1,0 +1,197 @@
+"""Django settings, read from TRACE_* environment variables (see .env.example)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from trace_site import embedded
+from trace_site.env import (
+    ConfigError,
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_path,
+    env_str,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+TRACE_DATA_DIR = env_path("TRACE_DATA_DIR", BASE_DIR / "data")
+TRACE_DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+DEBUG = env_bool("TRACE_DEBUG", False)
+
+
+def _secret_key() -> str:
+    """Use TRACE_SECRET_KEY, or a key generated once and kept in the data directory."""
+    configured = env_str("TRACE_SECRET_KEY")
+    if configured:
+        return configured
+    key_file = TRACE_DATA_DIR / "secret_key"
+    if not key_file.exists():
+        key_file.write_text(secrets.token_urlsafe(50))
+        key_file.chmod(0o600)
+    return key_file.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = env_list("TRACE_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("TRACE_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "django_htmx",
+    "trace_site",
+    "archive",
+    "retrieval",
+    "agent",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "trace_site.urls"
+WSGI_APPLICATION = "trace_site.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "trace_site.context_processors.trace",
+            ],
+        },
+    },
+]
+
+
+def _database_from_url(url: str) -> dict:
+    parsed = urlparse(url)
+    if parsed.scheme not in {"postgres", "postgresql"}:
+        raise ConfigError(
+            f"TRACE_DATABASE_URL must be a postgres:// URL, got scheme {parsed.scheme!r}"
+        )
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": unquote(parsed.path.lstrip("/")) or "trace",
+        "USER": unquote(parsed.username or ""),
+        "PASSWORD": unquote(parsed.password or ""),
+        "HOST": unquote(parsed.hostname or ""),
+        "PORT": str(parsed.port or ""),
+    }
+
+
+_database_url = env_str("TRACE_DATABASE_URL")
+TRACE_EMBEDDED_POSTGRES = _database_url is None
+if TRACE_EMBEDDED_POSTGRES:
+    _database = {"ENGINE": "trace_site.embedded_pg", "NAME": embedded.DB_NAME, "USER": "postgres"}
+else:
+    _database = _database_from_url(_database_url)
+# A separate process (the Celery worker of an end-to-end test) may be pointed at another database.
+_database["NAME"] = env_str("TRACE_DATABASE_NAME", _database["NAME"])
+# Each test run gets its own database, so concurrent runs on one server never collide.
+_database["TEST"] = {"NAME": env_str("TRACE_TEST_DATABASE_NAME", f"test_trace_{os.getpid()}")}
+_database["CONN_MAX_AGE"] = env_int("TRACE_DB_CONN_MAX_AGE", 0)
+DATABASES = {"default": _database}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+_redis_url = env_str("TRACE_REDIS_URL")
+TRACE_EMBEDDED_REDIS = _redis_url is None
+# True when this very process had to start the embedded Redis (the run command then stops it).
+TRACE_EMBEDDED_REDIS_STARTED_HERE = False
+if TRACE_EMBEDDED_REDIS:
+    TRACE_EMBEDDED_REDIS_STARTED_HERE = embedded.ensure_redis(TRACE_DATA_DIR)
+    _redis_url = embedded.redis_url(TRACE_DATA_DIR)
+TRACE_REDIS_URL = _redis_url
+CELERY_BROKER_URL = TRACE_REDIS_URL
+CELERY_RESULT_BACKEND = TRACE_REDIS_URL
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = env_bool("TRACE_CELERY_EAGER", False)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # HTMX reads the token from the page, not the cookie
+SESSION_COOKIE_SECURE = env_bool("TRACE_SECURE_COOKIES", False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = "Europe/Paris"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = TRACE_DATA_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)
+WHITENOISE_USE_FINDERS = True
+
+# Retrieval and embeddings
+TRACE_EMBEDDING_PROVIDER = env_choice(
+    "TRACE_EMBEDDING_PROVIDER", "use", {"use", "e5", "openai", "hash"}
+)
+TRACE_EMBEDDING_BASE_URL = env_str("TRACE_EMBEDDING_BASE_URL")
+TRACE_EMBEDDING_API_KEY = env_str("TRACE_EMBEDDING_API_KEY", "")
+TRACE_EMBEDDING_MODEL = env_str("TRACE_EMBEDDING_MODEL")
+TRACE_EMBEDDING_DIMENSIONS = env_int("TRACE_EMBEDDING_DIMENSIONS", 0)
+TRACE_BM25_DIR = TRACE_DATA_DIR / "bm25"
+TRACE_TEMPORAL_HALF_LIFE_DAYS = env_float("TRACE_TEMPORAL_HALF_LIFE_DAYS", 7.0)
+
+# LLM: without a base URL the offline policy (no LLM) runs the same engine.
+TRACE_LLM_BASE_URL = env_str("TRACE_LLM_BASE_URL")
+TRACE_LLM_API_KEY = env_str("TRACE_LLM_API_KEY", "")
+TRACE_LLM_MODEL = env_str("TRACE_LLM_MODEL", "deepseek-chat")
+TRACE_LLM_PLANNER_MODEL = env_str("TRACE_LLM_PLANNER_MODEL", TRACE_LLM_MODEL)
+TRACE_LLM_AGENT_MODEL = env_str("TRACE_LLM_AGENT_MODEL", TRACE_LLM_MODEL)
+TRACE_LLM_RERANKER_MODEL = env_str("TRACE_LLM_RERANKER_MODEL", TRACE_LLM_MODEL)
+TRACE_LLM_TIMEOUT = env_float("TRACE_LLM_TIMEOUT", 60.0)
+TRACE_LLM_MAX_RETRIES = env_int("TRACE_LLM_MAX_RETRIES", 4)
+TRACE_LLM_PRICE_INPUT_PER_M = env_float("TRACE_LLM_PRICE_INPUT_PER_M", 0.0)
+TRACE_LLM_PRICE_OUTPUT_PER_M = env_float("TRACE_LLM_PRICE_OUTPUT_PER_M", 0.0)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("TRACE_LOG_LEVEL", "WARNING")},
+}
+
+# Tasks go to this queue; a test run uses a queue of its own.
+TRACE_CELERY_QUEUE = env_str("TRACE_CELERY_QUEUE", "celery")
+CELERY_TASK_DEFAULT_QUEUE = TRACE_CELERY_QUEUE
