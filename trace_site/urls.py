@@ -13,4 +13,6 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("archive/", include("archive.urls")),
+    path("search/", include("retrieval.urls")),
+    path("investigations/", include("agent.urls")),
 ]

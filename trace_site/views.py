@@ -18,16 +18,4 @@ def healthz(request):
 
 
 def home(request):
-    return redirect("investigation_list") if _has_route("investigation_list") else redirect(
-        "archive_home"
-    )
-
-
-def _has_route(name: str) -> bool:
-    from django.urls import NoReverseMatch, reverse
-
-    try:
-        reverse(name)
-    except NoReverseMatch:
-        return False
-    return True
+    return redirect("investigation_list")

@@ -1,0 +1,109 @@
+"""Run a whole investigation: plan, per-sub-question loops, briefings, replanning, ranking."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from agent.engine.config import EngineConfig
+from agent.engine.events import Recorder
+from agent.engine.loop import LoopEnv, new_state, run_loop, warm_start
+from agent.engine.planner import make_plan, replan
+from agent.engine.policy import Policy
+from agent.engine.ports import EventSink, Retriever
+from agent.engine.ranking import rank
+from agent.engine.stages import reevaluate_held, write_briefing
+from agent.engine.state import Scope
+from agent.engine.types import AcceptedChunk, HeldChunk, InvestigationResult, SubQuestion
+
+DEFAULT_CONFIG = EngineConfig()
+
+
+def run_investigation(
+    question: str,
+    *,
+    policy: Policy,
+    retriever: Retriever,
+    sink: EventSink,
+    config: EngineConfig = DEFAULT_CONFIG,
+    sub_corpus: str | None = None,
+    date_from: str | None = None,
+    date_to: str | None = None,
+) -> InvestigationResult:
+    """Investigate one question and return ranked documents with their evidence."""
+    started = time.perf_counter()
+    recorder = Recorder(sink)
+    infos = sorted(retriever.sub_corpora(), key=lambda info: info.slug)
+    slugs = [info.slug for info in infos]
+    scope_notes: list[str] = []
+    if sub_corpus is not None and sub_corpus not in slugs:
+        scope_notes.append(f"unknown sub-corpus {sub_corpus!r} ignored")
+        sub_corpus = None
+    scope = Scope(sub_corpus=sub_corpus, date_from=date_from, date_to=date_to)
+    recorder.emit("start", None, {
+        "question": question, "policy": policy.name, "sub_corpus": sub_corpus,
+        "date_from": date_from, "date_to": date_to, "notes": scope_notes,
+        "sub_corpora": slugs, "config": dict(vars(config))})
+    env = LoopEnv(question=question, policy=policy, retriever=retriever, recorder=recorder,
+                  config=config, scope=scope, slugs=slugs, sub_corpora=infos)
+    status = "finished"
+    plan: list[SubQuestion] = []
+    if recorder.cancelled():
+        status = "cancelled"
+    else:
+        plan = make_plan(question=question, policy=policy, recorder=recorder, config=config,
+                         infos=infos, scope=scope)
+    done: list[SubQuestion] = []
+    accepted: list[list[AcceptedChunk]] = []
+    held: list[list[HeldChunk]] = []
+    reasons: dict[int, str] = {}
+    remaining = list(plan)
+    while remaining and status == "finished":
+        index = len(done)
+        if index > 0:
+            remaining = replan(question=question, policy=policy, recorder=recorder,
+                               config=config, infos=infos, scope=scope, done=done,
+                               accepted_counts=[len(a) for a in accepted],
+                               briefing=env.briefings[-1], remaining=remaining, index=index)
+            if not remaining or recorder.cancelled():
+                status = "cancelled" if remaining else status
+                break
+        sub_question = remaining.pop(0)
+        recorder.emit("subquestion_start", index, {**sub_question.as_dict(), "index": index})
+        state = new_state(env, index, sub_question)
+        warm_start(env, state)
+        reason = run_loop(env, state)
+        if reason != "cancelled":
+            reevaluate_held(env, state)
+        recorder.emit("finish", index, {
+            "reason": reason, "effective_steps": state.effective_steps,
+            "raw_steps": state.raw_steps, "accepted": len(state.accepted),
+            "held": len(state.held.items)})
+        done.append(sub_question)
+        accepted.append(list(state.accepted))
+        held.append(list(state.held.items))
+        reasons[index] = reason
+        if reason == "cancelled":
+            status = "cancelled"
+            break
+        env.briefings.append(write_briefing(env, state, reason))
+    if status == "finished" and recorder.cancelled():
+        status = "cancelled"
+    # A cancelled investigation still ranks what it found, without further model calls.
+    ranking = rank(question=question, accepted=accepted, held=held,
+                   policy=policy if status == "finished" else None, recorder=recorder,
+                   config=config)
+    counters = recorder.counters
+    counters.engine_seconds = max(0.0, time.perf_counter() - started - counters.model_seconds)
+    summary: dict[str, Any] = {
+        "status": status, "reason": "completed" if status == "finished" else "cancelled",
+        "ranked": len(ranking.documents), "sub_questions": len(done),
+        "llm_calls": counters.llm_calls, "input_tokens": counters.input_tokens,
+        "output_tokens": counters.output_tokens, "cached_tokens": counters.cached_tokens,
+        "seconds": {"model": counters.model_seconds, "engine": counters.engine_seconds},
+    }
+    recorder.emit("finish", None, summary)
+    return InvestigationResult(
+        question=question, status=status, ranked_documents=ranking.documents,
+        accepted=dict(enumerate(accepted)), held_documents=ranking.held_documents,
+        sub_questions=done, finish_reasons=reasons, counters=counters, policy=policy.name)

@@ -1,0 +1,371 @@
+"""Run one sub-question: warm start, then alternating search and review under a step budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from agent.engine.config import EngineConfig
+from agent.engine.events import Recorder
+from agent.engine.parsing import OutputParseError
+from agent.engine.policy import LLMCall, Policy, StepContext
+from agent.engine.ports import Retriever
+from agent.engine.schemas import AgentStep, ReviewArgs, SearchArgs, Verdict
+from agent.engine.state import HeldPool, LoopState, Scope, SearchKey, inside, widen
+from agent.engine.text import is_full_date, normalise_query
+from agent.engine.types import AcceptedChunk, Candidate, HeldChunk, SearchRequest, SubQuestion
+
+
+@dataclass
+class LoopEnv:
+    """Bundle what every sub-question loop of an investigation shares (read-only)."""
+
+    question: str
+    policy: Policy
+    retriever: Retriever
+    recorder: Recorder
+    config: EngineConfig
+    scope: Scope
+    slugs: list[str]
+    sub_corpora: list[Any]
+    briefings: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class StepOutcome:
+    """Describe what one parsed step did."""
+
+    productive: bool
+    log: str
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    finish: str | None = None
+
+
+def describe(candidates: list[Candidate]) -> dict[str, Any]:
+    """Summarise candidates for an event payload, in retrieval order."""
+    return {
+        "chunk_ids": [c.chunk_id for c in candidates],
+        "document_ids": [c.document_id for c in candidates],
+        "channel_ranks": [dict(sorted(c.channel_ranks.items())) for c in candidates],
+    }
+
+
+def truncate(rationale: str, limit: int) -> tuple[str, bool]:
+    """Cut a rationale to the limit; report whether it was cut."""
+    text = " ".join((rationale or "").split())
+    return (text, False) if len(text) <= limit else (text[:limit], True)
+
+
+def _verdict_event(
+    candidate: Candidate,
+    verdict: str,
+    rationale: str,
+    *,
+    source: str,
+    auto_held: bool,
+    **extra: Any,
+) -> tuple[str, dict[str, Any]]:
+    payload = {
+        "chunk_id": candidate.chunk_id,
+        "document_id": candidate.document_id,
+        "sub_corpus": candidate.sub_corpus,
+        "verdict": verdict,
+        "rationale": rationale,
+        "auto_held": auto_held,
+        "source": source,
+    }
+    payload.update(extra)
+    return "verdict", payload
+
+
+def hold(state: LoopState, candidate: Candidate, rationale: str, *, auto: bool, reason: str,
+         source: str) -> list[tuple[str, dict[str, Any]]]:
+    """Put a chunk in the held pool and describe it (and any chunk dropped to make room)."""
+    state.seen_chunks.add(candidate.chunk_id)
+    state.texts[candidate.chunk_id] = candidate.text
+    held = HeldChunk(candidate=candidate, rationale=rationale, auto_held=auto,
+                     order=state.next_order())
+    dropped = state.held.add(held)
+    events = [_verdict_event(candidate, "hold", rationale, source=source, auto_held=auto,
+                             reason=reason)]
+    if dropped is not None:
+        events.append(("held_drop", {"chunk_id": dropped.candidate.chunk_id,
+                                     "document_id": dropped.candidate.document_id,
+                                     "auto_held": dropped.auto_held,
+                                     "pool_size": state.held.size}))
+    return events
+
+
+def _search(env: LoopEnv, state: LoopState, args: dict[str, Any]) -> StepOutcome:
+    try:
+        parsed = SearchArgs.model_validate(args)
+    except ValidationError as exc:
+        state.last_attempt = None
+        return _feedback("invalid_action", f"invalid search arguments: {exc.errors()[0]['msg']}")
+    query = parsed.query.strip()
+    sub_corpus = parsed.sub_corpus or None
+    key: SearchKey = (parsed.channel, normalise_query(query), parsed.date_from, parsed.date_to,
+                      sub_corpus)
+    label = f"search {parsed.channel} {query!r}"
+    if parsed.channel == "temporal":
+        label += f" [{parsed.date_from or '…'} → {parsed.date_to or '…'}]"
+    if sub_corpus:
+        label += f" in {sub_corpus}"
+    if key == state.last_attempt:
+        outcome = _feedback("repeated_search", "the same search was attempted twice in a row; "
+                            "this sub-question ends here", log=label)
+        outcome.finish = "repeated_search"
+        return outcome
+    state.last_attempt = key
+    if state.pending:
+        return _feedback("alternation_violation",
+                         f"{len(state.pending)} chunks are pending: review them before searching",
+                         log=label)
+    if sub_corpus is not None and sub_corpus not in env.slugs:
+        return _feedback("invalid_action", f"unknown sub_corpus {sub_corpus!r}; use one of "
+                         + ", ".join(env.slugs) + " or null", log=label)
+    if parsed.channel == "temporal":
+        bad = [d for d in (parsed.date_from, parsed.date_to) if d and not is_full_date(d)]
+        if bad or not (parsed.date_from or parsed.date_to):
+            return _feedback("invalid_action", "temporal search needs date_from and/or date_to "
+                             "as YYYY-MM-DD", log=label)
+    elif not query:
+        return _feedback("invalid_action", f"{parsed.channel} search needs a query", log=label)
+    if key in state.search_keys:
+        return _feedback("duplicate_query", f"{label} was already run in this sub-question; "
+                         "try another channel, wording or sub-corpus", log=label)
+    state.search_keys.add(key)
+    return _run_search(env, state, parsed, query, sub_corpus, label)
+
+
+def _run_search(env: LoopEnv, state: LoopState, parsed: SearchArgs, query: str,
+                sub_corpus: str | None, label: str) -> StepOutcome:
+    scope = env.scope
+    forced = bool(scope.sub_corpus and sub_corpus != scope.sub_corpus)
+    effective_sub = scope.sub_corpus or sub_corpus
+    date_from, date_to = parsed.date_from, parsed.date_to
+    if parsed.channel == "temporal":
+        # The window is silently widened for the retriever; the agent never sees it.
+        date_from, date_to = widen(date_from, date_to, env.config.temporal_widen_days)
+    elif scope.date_from or scope.date_to:
+        date_from, date_to = scope.date_from, scope.date_to
+    request = SearchRequest(channel=parsed.channel, query=query, date_from=date_from,
+                            date_to=date_to, sub_corpus=effective_sub)
+    state.searches.append(SearchRequest(channel=parsed.channel, query=query,
+                                        date_from=parsed.date_from, date_to=parsed.date_to,
+                                        sub_corpus=sub_corpus))
+    exclude_chunks, exclude_documents = state.exclusions()
+    found = env.retriever.search(request, exclude_chunks=exclude_chunks,
+                                 exclude_documents=exclude_documents,
+                                 limit=env.config.search_limit)
+    found = [c for c in found if c.chunk_id not in exclude_chunks
+             and c.document_id not in exclude_documents and scope.admits(c)]
+    shown, widened = found, []
+    if parsed.channel == "temporal":
+        shown = [c for c in found if inside(c, parsed.date_from, parsed.date_to)]
+        widened = [c for c in found if not inside(c, parsed.date_from, parsed.date_to)]
+    payload = {
+        "channel": parsed.channel, "query": query,
+        "asked_date_from": parsed.date_from, "asked_date_to": parsed.date_to,
+        "date_from": date_from, "date_to": date_to,
+        "sub_corpus": effective_sub, "sub_corpus_forced": forced,
+        "excluded_chunks": len(exclude_chunks), "excluded_documents": len(exclude_documents),
+        **describe(found),
+        "shown_chunk_ids": [c.chunk_id for c in shown],
+    }
+    events: list[tuple[str, dict[str, Any]]] = [("search", payload)]
+    for candidate in widened:
+        events += hold(state, candidate, "dated just outside the asked window",
+                       auto=True, reason="widened_window", source="auto")
+    if not shown:
+        outcome = _feedback("empty_result", f"{label} returned no new chunks; "
+                            "change channel, terms or sub-corpus", log=label)
+        outcome.events = events + outcome.events
+        return outcome
+    for candidate in shown:
+        state.seen_chunks.add(candidate.chunk_id)
+        state.texts[candidate.chunk_id] = candidate.text
+    state.pending = list(shown)
+    return StepOutcome(True, f"{label} → {len(shown)} chunks to review", events)
+
+
+def _review(env: LoopEnv, state: LoopState, args: dict[str, Any]) -> StepOutcome:
+    state.last_attempt = None
+    if not state.pending:
+        return _feedback("alternation_violation", "nothing is pending: search or finish",
+                         log="review")
+    try:
+        parsed = ReviewArgs.model_validate(args)
+    except ValidationError as exc:
+        return _feedback("invalid_action", f"invalid review arguments: {exc.errors()[0]['msg']}",
+                         log="review")
+    pending_ids = [c.chunk_id for c in state.pending]
+    chosen: dict[int, Verdict] = {}
+    unknown: list[int] = []
+    for verdict in parsed.verdicts:
+        if verdict.chunk_id not in pending_ids:
+            unknown.append(verdict.chunk_id)
+        else:
+            chosen.setdefault(verdict.chunk_id, verdict)
+    if not chosen:
+        return _feedback("invalid_action", "no verdict names a pending chunk; pending chunk ids: "
+                         + ", ".join(map(str, pending_ids)), log="review")
+    events: list[tuple[str, dict[str, Any]]] = []
+    tally = {"accept": 0, "reject": 0, "hold": 0}
+    missing: list[int] = []
+    limit = env.config.rationale_max
+    for candidate in state.pending:
+        found = chosen.get(candidate.chunk_id)
+        if found is None:
+            missing.append(candidate.chunk_id)
+            tally["hold"] += 1
+            events += hold(state, candidate, "no verdict given in review", auto=True,
+                           reason="missing_verdict", source="auto")
+            continue
+        verdict = found
+        rationale, cut = truncate(verdict.rationale, limit)
+        tally[verdict.verdict] += 1
+        if verdict.verdict == "accept":
+            state.accepted.append(AcceptedChunk(
+                chunk_id=candidate.chunk_id, document_id=candidate.document_id,
+                sub_corpus=candidate.sub_corpus, rationale=rationale, source="agent",
+                title=candidate.title, date=candidate.date))
+            state.accepted_documents.add(candidate.document_id)
+            events.append(_verdict_event(candidate, "accept", rationale, source="agent",
+                                         auto_held=False, rationale_truncated=cut))
+        elif verdict.verdict == "reject":
+            events.append(_verdict_event(candidate, "reject", rationale, source="agent",
+                                         auto_held=False, rationale_truncated=cut))
+        else:
+            events += hold(state, candidate, rationale, auto=False, reason="agent", source="agent")
+    state.pending = []
+    notes = []
+    if unknown:
+        notes.append("ignored verdicts for chunks not pending: " + ", ".join(map(str, unknown)))
+    if missing:
+        notes.append("chunks without a verdict were held: " + ", ".join(map(str, missing)))
+    if notes:
+        message = "; ".join(notes)
+        state.feedback.append(message)
+        events.append(("feedback", {"reason": "review_incomplete", "message": message}))
+    log = f"review → {tally['accept']} accepted, {tally['reject']} rejected, {tally['hold']} held"
+    return StepOutcome(True, log, events)
+
+
+def _feedback(reason: str, message: str, *, log: str = "") -> StepOutcome:
+    entry = f"{log} → skipped: {message}" if log else f"skipped: {message}"
+    return StepOutcome(False, entry, [("feedback", {"reason": reason, "message": message})])
+
+
+def _execute(env: LoopEnv, state: LoopState, step: AgentStep) -> StepOutcome:
+    if step.action == "search":
+        return _search(env, state, step.args)
+    if step.action == "review":
+        return _review(env, state, step.args)
+    state.last_attempt = None
+    if state.pending:
+        return _feedback("alternation_violation",
+                         f"{len(state.pending)} chunks are pending: review them before finishing",
+                         log="finish")
+    return StepOutcome(False, "finish", [], finish="finish_action")
+
+
+def _context(env: LoopEnv, state: LoopState) -> StepContext:
+    window = env.config.action_log_window
+    return StepContext(
+        question=env.question, index=state.index, sub_question=state.sub_question,
+        sub_corpora=env.sub_corpora, briefings=list(env.briefings), memory=state.memory,
+        action_log=state.action_log[-window:] if window > 0 else [],
+        feedback=list(state.feedback), pending=list(state.pending),
+        accepted=list(state.accepted), held=list(state.held.items),
+        searches=list(state.searches), effective_step=state.effective_steps,
+        step_budget=env.config.step_budget)
+
+
+def warm_start(env: LoopEnv, state: LoopState) -> None:
+    """Seed the first pending batch from the retriever's fused warm start."""
+    sq = state.sub_question
+    sub_corpus = env.scope.sub_corpus or sq.target_sub_corpus
+    target_date = sq.target_date if is_full_date(sq.target_date) else None
+    found = env.retriever.warm_start(sq.text, sub_corpus=sub_corpus, target_date=target_date,
+                                     exclude_chunks=frozenset(), exclude_documents=frozenset(),
+                                     limit=env.config.warm_start_limit)
+    found = [c for c in found if env.scope.admits(c)][: env.config.warm_start_limit]
+    for candidate in found:
+        state.seen_chunks.add(candidate.chunk_id)
+        state.texts[candidate.chunk_id] = candidate.text
+    state.pending = found
+    state.action_log.append(f"warm start → {len(found)} chunks to review")
+    env.recorder.emit("warm_start", state.index, {
+        "query": sq.text, "sub_corpus": sub_corpus, "target_date": target_date, **describe(found)})
+
+
+def run_loop(env: LoopEnv, state: LoopState) -> str:
+    """Drive the agent until finish, budget, a forced stop or cancellation; return the reason."""
+    config, recorder = env.config, env.recorder
+    reason = "budget"
+    while True:
+        if recorder.cancelled():
+            reason = "cancelled"
+            break
+        if state.effective_steps >= config.step_budget:
+            reason = "budget"
+            break
+        if state.raw_steps >= config.max_raw_steps:
+            reason = "max_raw_steps"
+            break
+        state.raw_steps += 1
+        ctx = _context(env, state)
+        state.feedback = []
+        def decide(calls: list[LLMCall], ctx: StepContext = ctx) -> AgentStep:
+            return env.policy.step(ctx, calls)
+
+        try:
+            step = recorder.invoke(state.index, decide)
+        except OutputParseError as exc:
+            state.parse_failures += 1
+            state.last_attempt = None
+            message = f"your reply could not be used ({exc}); reply with one JSON object"
+            state.feedback.append(message)
+            state.action_log.append("skipped: unparsable reply")
+            recorder.emit("feedback", state.index, {"reason": "parse_failure", "message": message})
+            if state.parse_failures >= config.max_consecutive_parse_failures:
+                reason = "parse_failures"
+                break
+            continue
+        state.parse_failures = 0
+        state.memory = type(state.memory)(**step.memory_update.model_dump())
+        outcome = _execute(env, state, step)
+        if outcome.productive:
+            state.effective_steps += 1
+        state.action_log.append(outcome.log)
+        for kind, payload in outcome.events:
+            if kind == "feedback" and payload["reason"] != "review_incomplete":
+                state.feedback.append(payload["message"])
+        recorder.emit("step", state.index, {
+            "thought": step.thought, "action": step.action, "args": step.args,
+            "memory": state.memory.as_dict(), "effective_step": state.effective_steps,
+            "raw_step": state.raw_steps, "productive": outcome.productive})
+        for kind, payload in outcome.events:
+            recorder.emit(kind, state.index, payload)
+        if outcome.finish:
+            reason = outcome.finish
+            break
+    for candidate in state.pending:
+        for kind, payload in hold(state, candidate, "not reviewed before the loop ended",
+                                  auto=True, reason="unreviewed", source="auto"):
+            recorder.emit(kind, state.index, payload)
+    state.pending = []
+    return reason
+
+
+def new_state(env: LoopEnv, index: int, sub_question: SubQuestion) -> LoopState:
+    """Create a fresh, unshared loop state for one sub-question."""
+    state = LoopState(index=index, sub_question=sub_question,
+                      held=HeldPool(env.config.held_pool_size))
+    if env.briefings:
+        last = env.briefings[-1]
+        state.memory = type(state.memory)(prior_findings=str(last.get("summary", "")))
+    return state

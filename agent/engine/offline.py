@@ -1,0 +1,267 @@
+"""Offer a deterministic, rule-based stand-in for the model: no LLM is involved.
+
+The offline policy drives the same engine as the LLM policy, with rules instead of a model:
+- plan: one sub-question per sub-corpus the question names ("Le Gaulois", "la Chambre", "la
+  presse"...), every sub-corpus when it names none; entities keep their surface form;
+- step: review the pending batch; otherwise run the next unused search from a fixed queue
+  (BM25 on entities and terms, dense on the sub-question, substring on names, temporal around
+  known dates, BM25 on briefing hints), then finish;
+- judge: accept, hold or reject from the share of the question's content words found in the
+  chunk (accent-folded, stemmed, OCR-tolerant) and from how many channels ranked it, and how high;
+  every rationale states the matched words and the agreeing channels;
+- held re-evaluation: promote held chunks whose document already has an accepted chunk, or that
+  match most of the evidence words accepted chunks matched;
+- briefing: built from the accepted chunks; replanning: adds a sub-question on an uncovered
+  sub-corpus only when the previous one accepted nothing;
+- ranking: interleave sub-questions by acceptance order, then by the rationale's overlap score.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import date, timedelta
+from typing import Literal
+
+from agent.engine.offline_plan import offline_plan, strip_mentions
+from agent.engine.policy import (
+    BriefContext,
+    HeldContext,
+    LLMCall,
+    PlanContext,
+    RankContext,
+    ReplanContext,
+    StepContext,
+)
+from agent.engine.schemas import (
+    AgentStep,
+    Briefing,
+    HeldReevalOutput,
+    MemoryUpdate,
+    PlannedSubQuestion,
+    PlannerOutput,
+    Promotion,
+    RankOutput,
+    ReplanOutput,
+    Verdict,
+)
+from agent.engine.text import (
+    STOPWORDS,
+    TermMatcher,
+    content_terms,
+    extract_entities,
+    fold,
+    is_full_date,
+    normalise_query,
+)
+from agent.engine.types import Candidate, SubQuestion
+
+_SCORE = re.compile(r"q-terms (\d+)/(\d+)")
+
+
+class OfflinePolicy:
+    """Decide by deterministic rules; presented as the offline policy, never as a model."""
+
+    name = "offline policy (no LLM)"
+
+    def __init__(self, *, accept_share: float = 0.4, hold_share: float = 0.2,
+                 promote_share: float = 0.6, rationale_max: int = 120) -> None:
+        self.accept_share = accept_share
+        self.hold_share = hold_share
+        self.promote_share = promote_share
+        self.rationale_max = rationale_max
+
+    # -- planning -----------------------------------------------------------------------------
+
+    def plan(self, ctx: PlanContext, calls: list[LLMCall]) -> PlannerOutput:
+        """Fan the question out per mentioned sub-corpus."""
+        plan = offline_plan(ctx.question, ctx.sub_corpora, ctx.m_max, ctx.sub_corpus)
+        return PlannerOutput(sub_questions=[_planned(sq) for sq in plan])
+
+    def replan(self, ctx: ReplanContext, calls: list[LLMCall]) -> ReplanOutput:
+        """Add an uncovered sub-corpus only when the last sub-question found nothing."""
+        if not ctx.accepted_counts or ctx.accepted_counts[-1] > 0:
+            return ReplanOutput(remaining=None, rationale="plan kept")
+        covered = {sq.target_sub_corpus for sq in ctx.done + ctx.remaining}
+        free = [info.slug for info in ctx.sub_corpora if info.slug not in covered]
+        if not free or len(ctx.done) + len(ctx.remaining) >= ctx.m_max:
+            return ReplanOutput(remaining=None, rationale="nothing found; no room to widen")
+        last = ctx.done[-1]
+        added = SubQuestion(last.text, free[0], last.entities, last.target_date)
+        return ReplanOutput(remaining=[_planned(sq) for sq in [*ctx.remaining, added]],
+                            rationale=f"nothing accepted; also searching {free[0]}")
+
+    # -- agent steps --------------------------------------------------------------------------
+
+    def step(self, ctx: StepContext, calls: list[LLMCall]) -> AgentStep:
+        """Review what is pending, else run the next unused search, else finish."""
+        terms = self._terms(ctx.question, ctx)
+        memory = MemoryUpdate(
+            prior_findings=ctx.memory.prior_findings,
+            question_analysis="key terms: " + ", ".join(terms[:12]),
+            evidence_gathered=f"{len(ctx.accepted)} accepted, {len(ctx.held)} held",
+            gaps_remaining="",
+            next_steps="",
+        )
+        if ctx.pending:
+            verdicts = [self.judge(ctx, terms, c) for c in ctx.pending]
+            return AgentStep(thought="review the pending batch", action="review",
+                             args={"verdicts": [v.model_dump() for v in verdicts]},
+                             memory_update=memory)
+        done = {(s.channel, normalise_query(s.query), s.date_from, s.date_to, s.sub_corpus)
+                for s in ctx.searches}
+        for args in self._queue(ctx, terms):
+            key = (args["channel"], normalise_query(str(args.get("query", ""))),
+                   args.get("date_from"), args.get("date_to"), args.get("sub_corpus"))
+            if key not in done:
+                return AgentStep(thought=f"next search: {args['channel']}", action="search",
+                                 args=args, memory_update=memory)
+        return AgentStep(thought="every planned search has run", action="finish", args={},
+                         memory_update=memory)
+
+    def _terms(self, question: str, ctx: StepContext | None = None) -> list[str]:
+        sub_corpora = ctx.sub_corpora if ctx else []
+        return content_terms(strip_mentions(question, sub_corpora))
+
+    def _queue(self, ctx: StepContext, terms: list[str]) -> list[dict[str, object]]:
+        sq = ctx.sub_question
+        target = sq.target_sub_corpus
+        names = _surnames(sq.entities)
+        queue: list[dict[str, object]] = []
+        base = {"date_from": None, "date_to": None, "sub_corpus": target}
+        queue.append({"channel": "bm25", "query": " ".join([*names, *terms]), **base})
+        queue.append({"channel": "dense", "query": sq.text, **base})
+        if names:
+            queue.append({"channel": "bm25", "query": " ".join(names), **base})
+        for name in sorted(names, key=len, reverse=True)[:2]:
+            queue.append({"channel": "substring", "query": name, **base})
+        days = [d for d in [sq.target_date or ""] if is_full_date(d)]
+        days += [d for b in ctx.briefings for d in b.get("confirmed_dates", []) if is_full_date(d)]
+        for day in list(dict.fromkeys(days))[:2]:
+            start = date.fromisoformat(day)
+            queue.append({"channel": "temporal", "query": " ".join(terms[:6]),
+                          "date_from": (start - timedelta(days=1)).isoformat(),
+                          "date_to": (start + timedelta(days=7)).isoformat(),
+                          "sub_corpus": target})
+        hints = [h for b in ctx.briefings for h in b.get("search_hints", [])][:8]
+        if hints:
+            queue.append({"channel": "bm25", "query": " ".join([*names, *hints]), **base})
+        return queue
+
+    def judge(self, ctx: StepContext, terms: list[str], candidate: Candidate) -> Verdict:
+        """Judge one chunk from term overlap with q and channel agreement."""
+        matcher = TermMatcher(candidate.text)
+        matched = matcher.matched(terms)
+        share = len(matched) / len(terms) if terms else 0.0
+        names = [fold(n) for n in _surnames(ctx.sub_question.entities)]
+        name_hit = any(matcher.matches(n) for n in names)
+        ranks = candidate.channel_ranks
+        best = min(ranks.values()) if ranks else 99
+        agree = len(ranks)
+        if share >= self.accept_share or (name_hit and share >= self.hold_share) or (
+            agree >= 2 and best <= 3 and share >= self.hold_share
+        ):
+            verdict: Literal["accept", "reject", "hold"] = "accept"
+        elif share >= self.hold_share or (agree >= 2 and best <= 5):
+            verdict = "hold"
+        else:
+            verdict = "reject"
+        channels = " ".join(f"{name}#{rank}" for name, rank in sorted(ranks.items())) or "none"
+        head = f"q-terms {len(matched)}/{len(terms)}"
+        tail = f"; channels {channels}"
+        room = self.rationale_max - len(head) - len(tail) - 2
+        words = ""
+        for term in matched:
+            piece = (", " if words else "") + term
+            if len(words) + len(piece) > room:
+                break
+            words += piece
+        rationale = (head + (f": {words}" if words else "") + tail)[: self.rationale_max]
+        return Verdict(chunk_id=candidate.chunk_id, verdict=verdict, rationale=rationale)
+
+    # -- closing a sub-question ---------------------------------------------------------------
+
+    def reevaluate_held(self, ctx: HeldContext, calls: list[LLMCall]) -> HeldReevalOutput:
+        """Promote held chunks backed by an accepted sibling or by the accepted evidence words."""
+        accepted_docs = {a.document_id for a in ctx.accepted}
+        evidence: list[str] = []
+        for a in ctx.accepted:
+            match = re.search(r"q-terms \d+/\d+: ([^;]*)", a.rationale)
+            if match:
+                evidence += [t.strip() for t in match.group(1).split(",") if t.strip()]
+        evidence = list(dict.fromkeys(evidence))
+        promotions = []
+        for held in ctx.held:
+            doc = held.candidate.document_id
+            if doc in accepted_docs:
+                note = f"sibling of accepted chunk; {held.rationale}"
+                promotions.append(Promotion(chunk_id=held.candidate.chunk_id, rationale=note))
+                continue
+            if len(evidence) >= 2:
+                hits = TermMatcher(held.candidate.text).matched(evidence)
+                if len(hits) >= 2 and len(hits) / len(evidence) >= self.promote_share:
+                    promotions.append(Promotion(
+                        chunk_id=held.candidate.chunk_id,
+                        rationale=f"matches {len(hits)}/{len(evidence)} evidence words: "
+                        + ", ".join(hits[:6])))
+        return HeldReevalOutput(promotions=promotions,
+                                rationale=f"{len(promotions)} promoted by sibling or evidence")
+
+    def brief(self, ctx: BriefContext, calls: list[LLMCall]) -> Briefing:
+        """Summarise the accepted chunks: matched words, dates, recurring names."""
+        terms = content_terms(ctx.question)
+        matched: Counter[str] = Counter()
+        names: Counter[str] = Counter()
+        extra: Counter[str] = Counter()
+        for a in ctx.accepted:
+            text = ctx.accepted_text.get(a.chunk_id, "")
+            matcher = TermMatcher(text)
+            matched.update(matcher.matched(terms))
+            names.update(e for e in extract_entities(text) if e.startswith(("M. ", "MM. ")))
+            extra.update(t for t in content_terms(text) if len(t) >= 6 and t not in terms
+                         and t not in STOPWORDS)
+        found = [t for t, _ in sorted(matched.items(), key=lambda kv: (-kv[1], kv[0]))]
+        return Briefing(
+            summary=f"{len(ctx.accepted)} source(s) accepted for sub-question "
+            f"{ctx.index + 1} ({ctx.finish_reason}); matched: {', '.join(found[:8]) or 'none'}",
+            confirmed_facts=[f"{a.document_id}: {a.rationale}" for a in ctx.accepted],
+            confirmed_dates=sorted({a.date for a in ctx.accepted if a.date}),
+            confirmed_entities=[n for n, c in sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))
+                                if c >= 2][:10],
+            gaps=[t for t in terms if t not in matched],
+            search_hints=[t for t, c in sorted(extra.items(), key=lambda kv: (-kv[1], kv[0]))
+                          if c >= 2][:5],
+        )
+
+    def rank_group(self, ctx: RankContext, calls: list[LLMCall]) -> RankOutput:
+        """Interleave sub-questions by acceptance order, then prefer the higher overlap score."""
+        def key(position: int) -> tuple[int, float, int]:
+            item = ctx.items[position]
+            return (min(item.positions or [0]), -_overlap(item.rationales), position)
+
+        order = sorted(range(len(ctx.items)), key=key)
+        return RankOutput(order=[ctx.items[i].document_id for i in order])
+
+
+def _overlap(rationales: list[str]) -> float:
+    best = 0.0
+    for rationale in rationales:
+        match = _SCORE.search(rationale)
+        if match and int(match.group(2)):
+            best = max(best, int(match.group(1)) / int(match.group(2)))
+    return best
+
+
+def _surnames(entities: tuple[str, ...] | list[str]) -> list[str]:
+    """Return entity names without honorifics ("M. Lejeune" -> "Lejeune")."""
+    out = []
+    for entity in entities:
+        bare = re.sub(r"^(MM?|Mme|Mgr)\.\s*", "", entity).strip()
+        if len(bare) >= 3:
+            out.append(bare)
+    return list(dict.fromkeys(out))
+
+
+def _planned(sq: SubQuestion) -> PlannedSubQuestion:
+    return PlannedSubQuestion(text=sq.text, target_sub_corpus=sq.target_sub_corpus,
+                              entities=list(sq.entities), target_date=sq.target_date)

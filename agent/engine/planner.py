@@ -1,0 +1,134 @@
+"""Plan and replan: validate what a policy proposes against the archive and the bounds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.engine.config import EngineConfig
+from agent.engine.events import Recorder
+from agent.engine.parsing import OutputParseError
+from agent.engine.policy import PlanContext, Policy, ReplanContext
+from agent.engine.schemas import PlannedSubQuestion, PlannerOutput, ReplanOutput
+from agent.engine.state import Scope
+from agent.engine.text import fold
+from agent.engine.types import SubCorpusInfo, SubQuestion
+
+_DATE_SHAPES = (4, 7, 10)
+
+
+def resolve_sub_corpus(value: str | None, infos: list[SubCorpusInfo]) -> str | None:
+    """Map a slug or a sub-corpus name (any case, any accents) to a known slug."""
+    if not value:
+        return None
+    wanted = fold(value).strip()
+    for info in infos:
+        if wanted in (fold(info.slug), fold(info.name)):
+            return info.slug
+    return None
+
+
+def _valid_date(value: str | None) -> str | None:
+    if not value:
+        return None
+    value = value.strip()
+    if len(value) not in _DATE_SHAPES:
+        return None
+    parts = value.split("-")
+    if not all(part.isdigit() for part in parts):
+        return None
+    return value
+
+
+def sanitise(
+    proposed: list[PlannedSubQuestion], infos: list[SubCorpusInfo], scope: Scope, limit: int
+) -> tuple[list[SubQuestion], list[str]]:
+    """Turn proposals into sub-questions: known targets only, at most `limit`, notes on fixes."""
+    result: list[SubQuestion] = []
+    notes: list[str] = []
+    for position, item in enumerate(proposed):
+        text = " ".join(item.text.split())
+        if not text:
+            notes.append(f"sub-question {position + 1} is empty and was dropped")
+            continue
+        target = resolve_sub_corpus(item.target_sub_corpus, infos)
+        if item.target_sub_corpus and target is None:
+            notes.append(f"unknown target {item.target_sub_corpus!r} for sub-question "
+                         f"{position + 1}: searching any sub-corpus")
+        if scope.sub_corpus and target != scope.sub_corpus:
+            target = scope.sub_corpus
+        target_date = _valid_date(item.target_date)
+        if item.target_date and target_date is None:
+            notes.append(f"unreadable target_date {item.target_date!r} ignored")
+        entities = tuple(dict.fromkeys(e.strip() for e in item.entities if e.strip()))
+        result.append(SubQuestion(text, target, entities, target_date))
+    if len(result) > limit:
+        notes.append(f"{len(result) - limit} sub-question(s) beyond the limit of {limit} dropped")
+        result = result[:limit]
+    return result, notes
+
+
+def make_plan(
+    *, question: str, policy: Policy, recorder: Recorder, config: EngineConfig,
+    infos: list[SubCorpusInfo], scope: Scope,
+) -> list[SubQuestion]:
+    """Ask the policy for a plan, retrying parse failures, and fall back to q itself."""
+    ctx = PlanContext(question=question, sub_corpora=infos, m_max=config.m_max,
+                      sub_corpus=scope.sub_corpus, date_from=scope.date_from,
+                      date_to=scope.date_to)
+    output: PlannerOutput | None = None
+    for attempt in range(1, max(1, config.planner_attempts) + 1):
+        try:
+            output = recorder.invoke(None, lambda calls: policy.plan(ctx, calls))
+            break
+        except OutputParseError as exc:
+            recorder.emit("feedback", None, {"reason": "parse_failure", "stage": "plan",
+                                             "attempt": attempt, "message": str(exc)})
+    plan: list[SubQuestion] = []
+    notes: list[str] = []
+    if output is not None:
+        plan, notes = sanitise(output.sub_questions, infos, scope, config.m_max)
+    fallback = not plan
+    if fallback:
+        notes.append("no usable plan: the question itself is the only sub-question")
+        plan = [SubQuestion(question, scope.sub_corpus)]
+    recorder.emit("plan", None, {"sub_questions": [sq.as_dict() for sq in plan],
+                                 "notes": notes, "fallback": fallback, "policy": policy.name})
+    return plan
+
+
+def replan(
+    *, question: str, policy: Policy, recorder: Recorder, config: EngineConfig,
+    infos: list[SubCorpusInfo], scope: Scope, done: list[SubQuestion], accepted_counts: list[int],
+    briefing: dict[str, Any], remaining: list[SubQuestion], index: int,
+) -> list[SubQuestion]:
+    """Let the policy revise the remaining plan; the total never exceeds m_max."""
+    ctx = ReplanContext(question=question, sub_corpora=infos, done=list(done),
+                        accepted_counts=list(accepted_counts), briefing=briefing,
+                        remaining=list(remaining), m_max=config.m_max)
+    output: ReplanOutput | None = None
+    for _ in range(max(1, config.stage_attempts)):
+        try:
+            output = recorder.invoke(index, lambda calls: policy.replan(ctx, calls))
+            break
+        except OutputParseError as exc:
+            recorder.emit("feedback", index, {"reason": "parse_failure", "stage": "replan",
+                                              "message": str(exc)})
+    notes: list[str] = []
+    new_remaining = list(remaining)
+    changed = False
+    if output is None:
+        notes.append("replanner unusable: plan kept")
+    elif output.remaining is not None:
+        room = max(0, config.m_max - len(done))
+        proposed, notes = sanitise(output.remaining, infos, scope, room)
+        if not proposed and remaining:
+            notes.append("an empty revision would drop every remaining sub-question: plan kept")
+        else:
+            new_remaining = proposed
+            changed = new_remaining != list(remaining)
+    recorder.emit("replan", index, {
+        "before": [sq.as_dict() for sq in remaining],
+        "after": [sq.as_dict() for sq in new_remaining],
+        "changed": changed, "notes": notes,
+        "rationale": output.rationale if output is not None else ""})
+    return new_remaining

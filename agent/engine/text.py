@@ -1,0 +1,195 @@
+"""Fold, tokenise and match French OCR text without any model."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+
+def _words(block: str) -> frozenset[str]:
+    """Turn a whitespace-separated block into a word set."""
+    return frozenset(block.split())
+
+
+_WORD = re.compile(r"[0-9a-z]+")
+_CAP_WORD = re.compile(r"(?:d['’])?[A-ZÀ-ÖØ-Þ][\w'’-]*")
+_HONORIFICS = ("M", "MM", "Mme", "Mgr")
+
+STOPWORDS = _words(
+    """
+    a ai aie aient aies ait as au aucun aupres aussi autre autres aux avaient avais avait avant
+    avec avoir ayant c ca ce ceci cela celle celles celui cependant ces cet cette ceux chaque
+    ci comme comment contre d dans de depuis des deux doit donc dont du durant elle elles en
+    encore entre est et etaient etait ete etre eu eux fait faire fut il ils j je jusqu l la
+    laquelle le lequel les lesquelles lesquels leur leurs lui m ma mais me meme memes mes moi
+    mon n ne ni non nos notre nous on ont ou par parmi pas pendant peu peut plus pour pourquoi
+    qu quand que quel quelle quelles quels qui quoi s sa sans se selon ses si son sont sous
+    sur t ta te tel telle tels telles tes toi ton tous tout toute toutes tres tu un une
+    vers vos votre vous y afin ainsi alors apres aujourd hui avoir bien cas certains cet
+    chez dela des dit dits elle etc fois font ici ils jamais la lors lorsque moins notamment
+    particulier plusieurs point quelque quelques sera seront serait soit sont tant toujours
+    mm mme mr ete etaient
+    """
+)
+
+# Words that frame a question about sources rather than describe the evidence sought.
+FRAMING_WORDS = _words(
+    """
+    journal journaux presse article articles rapporte rapportent rapporter relate relatent
+    commente commentent commenter decrit decrivent decrire presente presentent presenter
+    evoque evoquent traite traitent traitement traiter ton accent met mettent reaction
+    reactions perception donne donnent adopte adoptent souligne soulignent lequel laquelle
+    lesquels quelle quel quels quelles comment pourquoi difference differences apparait
+    apparaissent cadrage vision visions point vue maniere davantage plutot explique
+    expliquent resume resument illustre illustrent concernant sujet egard propos
+    """
+)
+
+FRENCH_MONTHS = {
+    "janvier": 1, "fevrier": 2, "mars": 3, "avril": 4, "mai": 5, "juin": 6, "juillet": 7,
+    "aout": 8, "septembre": 9, "octobre": 10, "novembre": 11, "decembre": 12,
+}  # fmt: skip
+
+_SENTENCE_START_CAPS = _words(
+    """
+    en quel quelle quels quelles comment pourquoi lequel laquelle lesquels entre selon dans
+    le la les un une des au aux du de et ou que qui quoi ou combien sur pour par avec
+    """
+)
+
+
+def fold(text: str) -> str:
+    """Lowercase and strip accents; OCR ligatures become plain letters."""
+    text = text.replace("œ", "oe").replace("Œ", "oe").replace("æ", "ae").replace("Æ", "ae")
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def tokens(text: str) -> list[str]:
+    """Return folded word tokens in order."""
+    return _WORD.findall(fold(text))
+
+
+def content_terms(text: str, *, drop_framing: bool = True) -> list[str]:
+    """Return distinct folded content words (no stopwords), in first-seen order."""
+    seen: dict[str, None] = {}
+    for tok in tokens(text):
+        if len(tok) < 3 or tok in STOPWORDS or tok.isdigit():
+            continue
+        if drop_framing and tok in FRAMING_WORDS:
+            continue
+        seen.setdefault(tok, None)
+    return list(seen)
+
+
+def stem(term: str) -> str:
+    """Cut a crude French suffix so inflected forms share a prefix."""
+    if len(term) <= 5:
+        return term
+    return term[: max(5, len(term) - 3)]
+
+
+def trigrams(text: str) -> set[str]:
+    """Return the character trigrams of a folded string."""
+    return {text[i : i + 3] for i in range(len(text) - 2)}
+
+
+class TermMatcher:
+    """Match question terms against one chunk, tolerating OCR noise and missing spaces."""
+
+    def __init__(self, text: str) -> None:
+        folded = fold(text)
+        self._tokens = set(_WORD.findall(folded))
+        self._squashed = "".join(_WORD.findall(folded))
+        self._trigrams: set[str] | None = None
+
+    def matches(self, term: str) -> bool:
+        """Tell whether the term (folded) occurs, exactly, by stem or fuzzily."""
+        if term in self._tokens:
+            return True
+        if len(term) >= 5 and stem(term) in self._squashed:
+            return True
+        if len(term) >= 7:
+            if self._trigrams is None:
+                self._trigrams = trigrams(self._squashed)
+            grams = trigrams(term)
+            hits = sum(1 for gram in grams if gram in self._trigrams)
+            return hits >= 0.85 * len(grams)
+        return False
+
+    def matched(self, terms: Iterable[str]) -> list[str]:
+        """Return the terms that match, in the given order."""
+        return [term for term in terms if self.matches(term)]
+
+
+def extract_entities(text: str) -> list[str]:
+    """Return capitalised surface forms ("M. Lejeune", "Camille Pelletan"), unchanged."""
+    found: dict[str, None] = {}
+    words = re.findall(r"\S+", text)
+    index = 0
+    while index < len(words):
+        raw = words[index].strip("«»\"(),;:?!.")
+        honorific = raw in _HONORIFICS and words[index].startswith(raw + ".")
+        start = index + 1 if honorific else index
+        parts: list[str] = []
+        pos = start
+        while pos < len(words):
+            word = words[pos].strip("«»\"(),;:?!")
+            bare = word.rstrip(".")
+            if parts and bare in _HONORIFICS:
+                break
+            if not _CAP_WORD.fullmatch(bare) and bare not in ("de", "d'", "du", "la"):
+                break
+            if bare in ("de", "d'", "du", "la") and (not parts or pos + 1 >= len(words)):
+                break
+            parts.append(bare)
+            if words[pos].rstrip("«»\"()").endswith((",", ";", ":", "?", "!", ".")):
+                pos += 1
+                break
+            pos += 1
+        while parts and parts[-1] in ("de", "d'", "du", "la"):
+            parts.pop()
+        if parts:
+            first = fold(parts[0])
+            sentence_start = index == 0 or words[index - 1].endswith((".", "?", "!"))
+            if honorific:
+                found.setdefault(words[index][: len(raw) + 1] + " " + " ".join(parts), None)
+            elif not (len(parts) == 1 and (first in _SENTENCE_START_CAPS or sentence_start)):
+                if first in _SENTENCE_START_CAPS:
+                    parts = parts[1:]
+                if parts:
+                    found.setdefault(" ".join(parts), None)
+            index = max(pos, index + 1)
+        else:
+            index += 1
+    return list(found)
+
+
+def extract_date(text: str) -> str | None:
+    """Return the most precise date written in the text: YYYY-MM-DD, YYYY-MM or YYYY."""
+    folded = fold(text)
+    iso = re.search(r"\b(1[5-9]\d\d|20\d\d)-(\d\d)-(\d\d)\b", folded)
+    if iso:
+        return iso.group(0)
+    months = "|".join(FRENCH_MONTHS)
+    full = re.search(rf"\b(\d{{1,2}})(?:er)?\s+({months})\s+(1[5-9]\d\d|20\d\d)\b", folded)
+    if full:
+        day, month, year = int(full.group(1)), FRENCH_MONTHS[full.group(2)], full.group(3)
+        if 1 <= day <= 31:
+            return f"{year}-{month:02d}-{day:02d}"
+    month_year = re.search(rf"\b({months})\s+(1[5-9]\d\d|20\d\d)\b", folded)
+    if month_year:
+        return f"{month_year.group(2)}-{FRENCH_MONTHS[month_year.group(1)]:02d}"
+    year = re.search(r"\b(1[5-9]\d\d|20\d\d)\b", folded)
+    return year.group(0) if year else None
+
+
+def is_full_date(value: str | None) -> bool:
+    """Tell whether the value is a full ISO date."""
+    return bool(value) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value or "") is not None
+
+
+def normalise_query(query: str) -> str:
+    """Normalise a query for duplicate detection."""
+    return " ".join(tokens(query))

@@ -1,0 +1,209 @@
+"""Investigation models: the question, its sub-questions, append-only steps, verdicts, LLM calls."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Batch(models.Model):
+    """Questions submitted together (an uploaded JSONL/CSV); each becomes an investigation."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                              related_name="batches")
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Investigation(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        FINISHED = "finished", "finished"
+        CANCELLED = "cancelled", "cancelled"
+        INTERRUPTED = "interrupted", "interrupted"
+        FAILED = "failed", "failed"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                              related_name="investigations")
+    batch = models.ForeignKey(Batch, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="investigations")
+    question = models.TextField()
+    sub_corpus = models.CharField(max_length=100, blank=True,
+                                  help_text="restrict to one sub-corpus")
+    date_from = models.DateField(null=True, blank=True)
+    date_to = models.DateField(null=True, blank=True)
+    qid = models.CharField(max_length=200, blank=True, help_text="question id from a batch file")
+    question_type = models.CharField(max_length=100, blank=True)
+    gold_ids = models.JSONField(default=list, blank=True)
+
+    policy = models.CharField(max_length=20, default="offline")  # "offline" or "llm"
+    policy_label = models.CharField(max_length=200, default="offline policy (no LLM)")
+    engine_settings = models.JSONField(default=dict, blank=True)
+    models_used = models.JSONField(default=dict, blank=True, help_text="model name per role")
+
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    cancel_requested = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    ranked_ids = models.JSONField(default=list, blank=True)
+    llm_calls = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
+    cached_tokens = models.PositiveBigIntegerField(default=0)
+    cost = models.FloatField(default=0.0)
+    model_seconds = models.FloatField(default=0.0)
+    engine_seconds = models.FloatField(default=0.0)
+
+    share_token = models.CharField(max_length=64, blank=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["owner", "-created_at"]), models.Index(fields=["status"])]
+
+    def __str__(self) -> str:
+        return self.question[:80]
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+    @property
+    def can_resume(self) -> bool:
+        return self.status in (self.Status.INTERRUPTED, self.Status.FAILED, self.Status.CANCELLED)
+
+    @property
+    def elapsed_seconds(self) -> float | None:
+        if not self.started_at:
+            return None
+        end = self.finished_at or timezone.now()
+        return (end - self.started_at).total_seconds()
+
+    def new_share_token(self) -> str:
+        self.share_token = secrets.token_urlsafe(24)
+        return self.share_token
+
+
+class SubQuestion(models.Model):
+    """A sub-question as it was actually run (the plan and replans are in the steps)."""
+
+    investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE,
+                                      related_name="sub_questions")
+    index = models.PositiveIntegerField()
+    text = models.TextField()
+    target_sub_corpus = models.CharField(max_length=100, blank=True)
+    entities = models.JSONField(default=list, blank=True)
+    target_date = models.CharField(max_length=20, blank=True)
+    briefing = models.JSONField(default=dict, blank=True)
+    finish_reason = models.CharField(max_length=50, blank=True)
+
+    class Meta:
+        ordering = ["investigation_id", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["investigation", "index"], name="subquestion_index")
+        ]
+
+
+class Step(models.Model):
+    """One engine event, persisted append-only in the order the engine emitted it."""
+
+    investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE,
+                                      related_name="steps")
+    seq = models.PositiveIntegerField()
+    kind = models.CharField(max_length=30)
+    subquestion = models.IntegerField(null=True, blank=True)
+    payload = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["investigation_id", "seq"]
+        constraints = [models.UniqueConstraint(fields=["investigation", "seq"], name="step_seq")]
+
+
+class Verdict(models.Model):
+    """A verdict on a chunk (by the agent) or on a document (by a historian), never overwritten."""
+
+    class Decision(models.TextChoices):
+        ACCEPT = "accept", "accept"
+        REJECT = "reject", "reject"
+        HOLD = "hold", "hold"
+
+    class Source(models.TextChoices):
+        AGENT = "agent", "agent"
+        AUTO = "auto", "automatic (date widening)"
+        HELD_REEVAL = "held_reeval", "held re-evaluation"
+        HUMAN = "human", "historian"
+
+    investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE,
+                                      related_name="verdicts")
+    step = models.ForeignKey(Step, null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="verdicts")
+    subquestion = models.IntegerField(null=True, blank=True)
+    chunk_id = models.BigIntegerField(null=True, blank=True)
+    document_key = models.CharField(max_length=400)
+    sub_corpus = models.CharField(max_length=100, blank=True)
+    decision = models.CharField(max_length=10, choices=Decision.choices)
+    rationale = models.TextField(blank=True)
+    auto_held = models.BooleanField(default=False)
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.AGENT)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                             on_delete=models.SET_NULL)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["investigation_id", "id"]
+        indexes = [models.Index(fields=["investigation", "document_key"])]
+
+
+class LLMCall(models.Model):
+    """A paid model call with its reply, so an interrupted run resumes without paying twice."""
+
+    investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE,
+                                      related_name="llm_call_records")
+    ordinal = models.PositiveIntegerField()
+    role = models.CharField(max_length=20)
+    prompt_hash = models.CharField(max_length=64)
+    model = models.CharField(max_length=200, blank=True)
+    response = models.TextField()
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cached_tokens = models.PositiveIntegerField(default=0)
+    seconds = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["investigation_id", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["investigation", "ordinal"], name="llmcall_ordinal")
+        ]
+
+
+class DocumentNote(models.Model):
+    """A historian's note on a source within an investigation."""
+
+    investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE,
+                                      related_name="notes")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    document_key = models.CharField(max_length=400)
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["investigation_id", "created_at"]

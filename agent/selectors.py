@@ -1,0 +1,203 @@
+"""Reads about investigations: access control, live steps, reviewed sources, evidence paths."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Q, QuerySet
+from django.http import Http404
+
+from agent.models import DocumentNote, Investigation, Step, Verdict
+
+SEARCH_KINDS = ("search", "warm_start")
+
+
+def investigations_for_user(user, *, query: str = "", status: str = "") -> QuerySet[Investigation]:
+    """List the user's own investigations, optionally filtered by text and status."""
+    qs = Investigation.objects.filter(owner=user)
+    if query:
+        qs = qs.filter(Q(question__icontains=query) | Q(qid__icontains=query))
+    if status:
+        qs = qs.filter(status=status)
+    return qs
+
+
+def investigation_for_owner(user, pk: int) -> Investigation:
+    """Return the user's investigation or 404 (never reveal that another user's exists)."""
+    try:
+        return Investigation.objects.get(pk=pk, owner=user)
+    except Investigation.DoesNotExist:
+        raise Http404("No such investigation") from None
+
+
+def investigation_for_viewer(user, pk: int, token: str = "") -> Investigation:
+    """Return an investigation the user owns, or one shared with a matching read-only token."""
+    try:
+        investigation = Investigation.objects.get(pk=pk)
+    except Investigation.DoesNotExist:
+        raise Http404("No such investigation") from None
+    if investigation.owner_id == user.pk:
+        return investigation
+    if token and investigation.share_token and token == investigation.share_token:
+        return investigation
+    raise Http404("No such investigation")
+
+
+def steps_after(investigation: Investigation, after_seq: int) -> QuerySet[Step]:
+    return investigation.steps.filter(seq__gt=after_seq).order_by("seq")
+
+
+@dataclass
+class Source:
+    """One document as the review page shows it."""
+
+    document_key: str
+    sub_corpus: str = ""
+    agent_state: str = ""  # accepted / held / rejected, from the agent's verdicts
+    human_decision: str = ""  # the latest historian override, if any
+    human_user: str = ""
+    rationales: list[str] = field(default_factory=list)
+    subquestions: list[int] = field(default_factory=list)
+    evidence_chunks: list[int] = field(default_factory=list)
+    notes: list[DocumentNote] = field(default_factory=list)
+    confirmations: int = 0
+    rank: int | None = None
+    document: object | None = None
+
+    @property
+    def state(self) -> str:
+        """The state the historian sees: an override wins over the agent."""
+        return {"accept": "accepted", "reject": "rejected", "hold": "held"}.get(
+            self.human_decision, self.agent_state
+        )
+
+    @property
+    def best_chunk(self) -> int | None:
+        return self.evidence_chunks[0] if self.evidence_chunks else None
+
+
+def review_sources(investigation: Investigation) -> list[Source]:
+    """Fold the verdict log into one row per document, ranked with overrides applied."""
+    sources: dict[str, Source] = {}
+    accepted_by: dict[str, set[int]] = defaultdict(set)
+    held: set[str] = set()
+    promoted: set[str] = set()
+    for verdict in investigation.verdicts.select_related("user").order_by("id"):
+        source = sources.setdefault(verdict.document_key, Source(verdict.document_key))
+        source.sub_corpus = source.sub_corpus or verdict.sub_corpus
+        if verdict.source == Verdict.Source.HUMAN:
+            source.human_decision = verdict.decision
+            source.human_user = verdict.user.get_username() if verdict.user else ""
+            continue
+        if verdict.subquestion is not None and verdict.subquestion not in source.subquestions:
+            source.subquestions.append(verdict.subquestion)
+        if verdict.decision == Verdict.Decision.ACCEPT:
+            accepted_by[verdict.document_key].add(verdict.subquestion or 0)
+            if verdict.rationale and verdict.rationale not in source.rationales:
+                source.rationales.append(verdict.rationale)
+            if verdict.chunk_id and verdict.chunk_id not in source.evidence_chunks:
+                source.evidence_chunks.insert(0, verdict.chunk_id)
+            if verdict.source == Verdict.Source.HELD_REEVAL:
+                promoted.add(verdict.document_key)
+        else:
+            if verdict.decision == Verdict.Decision.HOLD:
+                held.add(verdict.document_key)
+            if verdict.rationale and not source.rationales:
+                source.rationales.append(verdict.rationale)
+            if verdict.chunk_id and verdict.chunk_id not in source.evidence_chunks:
+                source.evidence_chunks.append(verdict.chunk_id)
+    for key, source in sources.items():
+        source.confirmations = len(accepted_by.get(key, ()))
+        if source.confirmations:
+            source.agent_state = "accepted"
+        elif key in held:
+            source.agent_state = "held"
+        else:
+            source.agent_state = "rejected"
+    for note in investigation.notes.select_related("user"):
+        if note.document_key in sources:
+            sources[note.document_key].notes.append(note)
+    _attach_documents(sources)
+    ranked = ranked_document_keys(investigation, sources)
+    for position, key in enumerate(ranked, start=1):
+        sources[key].rank = position
+    order = {key: i for i, key in enumerate(ranked)}
+    return sorted(
+        sources.values(),
+        key=lambda s: (order.get(s.document_key, len(order)), s.state, s.document_key),
+    )
+
+
+def ranked_document_keys(investigation: Investigation, sources: dict[str, Source]) -> list[str]:
+    """The agent's ranking minus what the historian removed, plus what they accepted, in order."""
+    ranked = [key for key in investigation.ranked_ids
+              if key in sources and sources[key].state == "accepted"]
+    if not investigation.ranked_ids:
+        # A run still in progress has no final ranking yet: order by confirmations.
+        ranked = sorted((k for k, s in sources.items() if s.agent_state == "accepted"
+                         and s.state == "accepted"),
+                        key=lambda k: -sources[k].confirmations)
+    extra = [key for key, s in sources.items() if s.state == "accepted" and key not in ranked]
+    return ranked + extra
+
+
+def documents_by_keys(keys: list[str]) -> dict:
+    """Map `slug:external_id` keys to Document rows (missing keys are left out)."""
+    from archive.models import Document
+
+    wanted = Q(pk__in=[])
+    for key in keys:
+        slug, _, external_id = key.partition(":")
+        wanted |= Q(sub_corpus__slug=slug, external_id=external_id)
+    found = Document.objects.filter(wanted).select_related("sub_corpus").defer("text")
+    return {doc.key: doc for doc in found}
+
+
+def _attach_documents(sources: dict[str, Source]) -> None:
+    documents = documents_by_keys(list(sources))
+    for key, source in sources.items():
+        source.document = documents.get(key)
+
+
+@dataclass
+class EvidenceLink:
+    """One path question → sub-question → search → chunk → verdict → rationale."""
+
+    verdict: Verdict
+    subquestion_text: str
+    search: Step | None
+    chunk: object | None
+
+
+def evidence_path(investigation: Investigation, document_key: str) -> list[EvidenceLink]:
+    """Return every agent verdict on the document with the search that surfaced its chunk."""
+    from archive.models import Chunk
+
+    verdicts = list(
+        investigation.verdicts.filter(document_key=document_key)
+        .select_related("step", "user").order_by("id")
+    )
+    if not verdicts:
+        raise Http404("This document has no verdict in this investigation")
+    subquestions = {sq.index: sq.text for sq in investigation.sub_questions.all()}
+    searches = list(investigation.steps.filter(kind__in=SEARCH_KINDS).order_by("seq"))
+    chunks = Chunk.objects.in_bulk([v.chunk_id for v in verdicts if v.chunk_id])
+    links = []
+    for verdict in verdicts:
+        search = None
+        if verdict.step is not None and verdict.chunk_id:
+            for step in searches:
+                if step.seq > verdict.step.seq:
+                    break
+                if step.subquestion == verdict.subquestion and verdict.chunk_id in (
+                    step.payload.get("chunk_ids") or []
+                ):
+                    search = step
+        links.append(EvidenceLink(
+            verdict=verdict,
+            subquestion_text=subquestions.get(verdict.subquestion, ""),
+            search=search,
+            chunk=chunks.get(verdict.chunk_id),
+        ))
+    return links

@@ -1,0 +1,49 @@
+"""Progress and retrieval metrics of a batch of investigations."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from agent.models import Batch, Investigation
+
+CUTOFFS = (2, 5, 10, 20)
+
+
+@dataclass
+class BatchSummary:
+    total: int
+    finished: int
+    done: bool
+    by_status: dict[str, int]
+    investigations: list[Investigation]
+    evaluated: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+def batch_summary(batch: Batch) -> BatchSummary:
+    """Count statuses; with gold ids, average recall@k and multi-gold MRR over finished runs."""
+    from retrieval.evaluation.metrics import multi_gold_mrr, recall_at_k
+
+    investigations = list(batch.investigations.order_by("id"))
+    statuses = Counter(inv.status for inv in investigations)
+    finished = [inv for inv in investigations if inv.status == Investigation.Status.FINISHED]
+    scored = [inv for inv in finished if inv.gold_ids]
+    metrics: dict[str, float] = {}
+    if scored:
+        for k in CUTOFFS:
+            metrics[f"R@{k}"] = sum(
+                recall_at_k(inv.ranked_ids, inv.gold_ids, k) for inv in scored
+            ) / len(scored)
+        metrics["MRR"] = sum(
+            multi_gold_mrr(inv.ranked_ids, inv.gold_ids) for inv in scored
+        ) / len(scored)
+    return BatchSummary(
+        total=len(investigations),
+        finished=len(finished),
+        done=not any(inv.is_active for inv in investigations),
+        by_status=dict(sorted(statuses.items())),
+        investigations=investigations,
+        evaluated=len(scored),
+        metrics=metrics,
+    )

@@ -1,0 +1,23 @@
+"""Investigation URLs."""
+
+from django.urls import path
+
+from agent import views
+
+urlpatterns = [
+    path("", views.investigation_list, name="investigation_list"),
+    path("new/", views.investigation_new, name="investigation_new"),
+    path("<int:pk>/", views.investigation_detail, name="investigation_detail"),
+    path("<int:pk>/steps/", views.investigation_steps, name="investigation_steps"),
+    path("<int:pk>/cancel/", views.investigation_cancel, name="investigation_cancel"),
+    path("<int:pk>/resume/", views.investigation_resume, name="investigation_resume"),
+    path("<int:pk>/review/", views.investigation_review, name="investigation_review"),
+    path("<int:pk>/override/", views.source_override, name="source_override"),
+    path("<int:pk>/note/", views.source_note, name="source_note"),
+    path("<int:pk>/evidence/", views.evidence, name="evidence"),
+    path("<int:pk>/source/", views.open_source, name="open_source"),
+    path("<int:pk>/export/<str:fmt>/", views.export, name="export"),
+    path("<int:pk>/share/", views.investigation_share, name="investigation_share"),
+    path("batches/new/", views.batch_new, name="batch_new"),
+    path("batches/<int:pk>/", views.batch_detail, name="batch_detail"),
+]

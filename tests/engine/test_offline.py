@@ -1,0 +1,70 @@
+"""Check the rule-based offline policy."""
+
+from __future__ import annotations
+
+from agent.engine import OfflinePolicy, run_investigation
+from agent.engine.offline_plan import offline_plan
+from agent.engine.testing import ListSink
+from tests.engine.conftest import INFOS, Q
+
+
+def strip(events):
+    return [(e.seq, e.kind, e.subquestion,
+             {k: v for k, v in e.payload.items() if k != "seconds"}) for e in events]
+
+
+def test_offline_policy_is_deterministic(retriever):
+    runs = []
+    for _ in range(2):
+        sink = ListSink()
+        result = run_investigation(Q, policy=OfflinePolicy(), retriever=retriever, sink=sink)
+        runs.append((result.ranked_documents, strip(sink.events)))
+    assert runs[0] == runs[1]
+    assert runs[0][0]
+
+
+def test_offline_plan_targets_each_mentioned_sub_corpus():
+    q = "En 1887, entre L'Intransigeant et Le Gaulois, lequel critique M. Lejeune ?"
+    plan = offline_plan(q, INFOS, 5, None)
+    assert [sq.target_sub_corpus for sq in plan] == ["intran", "gaulois"]
+    assert all("Gaulois" not in sq.text for sq in plan)
+
+
+def test_offline_plan_maps_the_chamber_and_the_press():
+    plan = offline_plan("Que dit M. Ribot à la Chambre, et comment la presse réagit-elle ?",
+                        INFOS, 5, None)
+    assert {sq.target_sub_corpus for sq in plan} == {"debats", "gaulois", "intran"}
+    assert offline_plan("Quel journal dramatise la disette ?", INFOS, 5, None)[0] \
+        .target_sub_corpus in {"gaulois", "intran"}
+
+
+def test_offline_plan_fans_out_when_no_sub_corpus_is_named():
+    plan = offline_plan("Qui parle des sucres en mai 1887 ?", INFOS, 5, None)
+    assert sorted(sq.target_sub_corpus for sq in plan) == ["debats", "gaulois", "intran"]
+    assert plan[0].target_date == "1887-05"
+
+
+def test_offline_plan_keeps_entity_surface_forms():
+    plan = offline_plan("Comment M. Cuneo d'Ornano juge-t-il la loterie de la Pointe-à-Pitre ?",
+                        INFOS, 5, None)
+    assert "M. Cuneo d'Ornano" in plan[0].entities and "Pointe-à-Pitre" in plan[0].entities
+
+
+def test_offline_rationale_names_matched_terms_and_channels(retriever):
+    sink = ListSink()
+    run_investigation(Q, policy=OfflinePolicy(), retriever=retriever, sink=sink)
+    accepted = [e.payload for e in sink.of("verdict") if e.payload["verdict"] == "accept"]
+    assert accepted
+    for verdict in accepted:
+        assert len(verdict["rationale"]) <= 120
+        assert "q-terms" in verdict["rationale"] and "channels" in verdict["rationale"]
+    assert any("lejeune" in v["rationale"] for v in accepted)
+    assert OfflinePolicy.name == "offline policy (no LLM)"
+    assert sink.of("llm_call") == []
+
+
+def test_offline_policy_respects_alternation_and_finishes(retriever):
+    sink = ListSink()
+    result = run_investigation(Q, policy=OfflinePolicy(), retriever=retriever, sink=sink)
+    assert not [e for e in sink.of("feedback") if e.payload["reason"] == "alternation_violation"]
+    assert set(result.finish_reasons.values()) <= {"finish_action", "budget"}
