@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class AgentConfig(AppConfig):
     name = "agent"
     verbose_name = "Investigations"
+
+    def ready(self) -> None:
+        from agent import evaluation
+
+        evaluation.register()

@@ -15,13 +15,29 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="session")
-def celery_worker_process(django_db_setup, django_db_blocker):
-    """Start one real Celery worker bound to the test database; stop it at the end."""
+def stub_llm():
+    """A local OpenAI-compatible stub endpoint on 127.0.0.1 (no model is reachable here)."""
+    from agent.engine.stub_server import StubServer
+
+    with StubServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker, stub_llm):
+    """Start one real Celery worker bound to the test database; stop it at the end.
+
+    The worker sees the stub chat endpoint as its LLM and the hashing embedder, so that
+    investigations created with the `llm` policy run through the real OpenAI client.
+    """
     from django.db import connection
 
     env = dict(os.environ)
     env["TRACE_DATABASE_NAME"] = connection.settings_dict["NAME"]
     env["TRACE_CELERY_EAGER"] = "0"
+    env["TRACE_LLM_BASE_URL"] = stub_llm.url
+    env["TRACE_LLM_MODEL"] = "stub-model"
+    env["TRACE_EMBEDDING_PROVIDER"] = "hash"
     proc = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "trace_site", "worker", "--loglevel", "WARNING",
          "--concurrency", "2", "-n", f"test-{os.getpid()}@%h", "-Q", _test_queue()],

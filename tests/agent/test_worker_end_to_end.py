@@ -1,0 +1,61 @@
+"""A real Celery worker on real Redis runs investigations against Postgres and the stub LLM."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from agent import services
+from agent.models import Investigation, LLMCall
+from archive.models import CorpusRevision
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+QUESTION = "Que disent Le Gaulois et L'Intransigeant du discours de M. Lejeune sur les céréales ?"
+
+
+def _wait_until_done(investigation: Investigation, timeout: float = 90) -> Investigation:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        investigation.refresh_from_db()
+        if not investigation.is_active:
+            return investigation
+        time.sleep(0.3)
+    raise AssertionError(f"still {investigation.status} after {timeout} s")
+
+
+@pytest.fixture
+def indexed_archive(tiny_archive):
+    # Each test's archive is new, so it gets a revision of its own (the BM25 cache is per revision).
+    CorpusRevision.objects.update_or_create(pk=1, defaults={"revision": time.time_ns()})
+    return tiny_archive
+
+
+def test_a_worker_runs_an_llm_investigation_through_the_openai_client(
+        users, indexed_archive, celery_worker_process, stub_llm):
+    investigation = Investigation.objects.create(
+        owner=users["alice"], question=QUESTION, policy="llm", policy_label="LLM: stub-model")
+    services.investigation_enqueue(investigation=investigation)  # on_commit: autocommit here
+    investigation = _wait_until_done(investigation)
+    assert investigation.status == Investigation.Status.FINISHED, investigation.error
+    kinds = list(investigation.steps.values_list("kind", flat=True))
+    assert kinds[0] == "start" and kinds[-1] == "finish"
+    assert "llm_call" in kinds and "verdict" in kinds
+    assert investigation.llm_calls == LLMCall.objects.filter(investigation=investigation).count()
+    assert investigation.llm_calls == kinds.count("llm_call") > 0
+    assert investigation.input_tokens > 0
+    assert investigation.ranked_ids, "the stub accepts the first chunk of each batch"
+    assert stub_llm.state.requests, "the worker talked to the stub endpoint"
+
+
+def test_several_investigations_run_concurrently_with_the_offline_policy(
+        users, indexed_archive, celery_worker_process):
+    runs = [
+        services.investigation_create(owner=users["alice"], question=QUESTION)
+        for _ in range(3)
+    ]
+    finished = [_wait_until_done(run) for run in runs]
+    assert all(run.status == Investigation.Status.FINISHED for run in finished)
+    assert all(run.policy_label == "offline policy (no LLM)" for run in finished)
+    assert len({tuple(run.ranked_ids) for run in finished}) == 1, "the offline policy is deterministic"
