@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import F, Max
 from django.utils import timezone
 
 from agent.engine.types import Event
@@ -67,6 +67,15 @@ def project_event(investigation: Investigation, step: Step) -> None:
             rationale=payload.get("rationale", ""),
             auto_held=bool(payload.get("auto_held")),
             source=payload.get("source") or Verdict.Source.AGENT,
+        )
+    elif step.kind == "llm_call":
+        # Live counters for the page; the run's final totals overwrite them when it ends.
+        Investigation.objects.filter(pk=investigation.pk).update(
+            llm_calls=F("llm_calls") + 1,
+            input_tokens=F("input_tokens") + int(payload.get("input_tokens") or 0),
+            output_tokens=F("output_tokens") + int(payload.get("output_tokens") or 0),
+            cached_tokens=F("cached_tokens") + int(payload.get("cached_tokens") or 0),
+            model_seconds=F("model_seconds") + float(payload.get("seconds") or 0.0),
         )
     elif step.kind == "briefing":
         SubQuestion.objects.filter(investigation=investigation, index=step.subquestion).update(

@@ -15,6 +15,7 @@ from agent.exports import FORMATS, render_export
 from agent.forms import AskForm, BatchForm
 from agent.models import Batch, Investigation, Verdict
 from agent.stats import batch_summary
+from archive.models import SubCorpus
 
 STEP_PAGE = 200  # steps sent per poll: a long backlog arrives over a few polls
 
@@ -52,6 +53,7 @@ def _viewer_context(request, pk: int) -> dict:
     investigation = selectors.investigation_for_viewer(request.user, pk, token)
     return {
         "investigation": investigation,
+        "sc_names": dict(SubCorpus.objects.values_list("slug", "name")),
         "can_edit": investigation.owner_id == request.user.pk,
         "token": token if investigation.owner_id != request.user.pk else "",
     }

@@ -58,4 +58,5 @@ def test_several_investigations_run_concurrently_with_the_offline_policy(
     finished = [_wait_until_done(run) for run in runs]
     assert all(run.status == Investigation.Status.FINISHED for run in finished)
     assert all(run.policy_label == "offline policy (no LLM)" for run in finished)
-    assert len({tuple(run.ranked_ids) for run in finished}) == 1, "the offline policy is deterministic"
+    rankings = {tuple(run.ranked_ids) for run in finished}
+    assert len(rankings) == 1, "the offline policy is deterministic"
