@@ -29,9 +29,8 @@ def stub_llm():
         yield server
 
 
-@pytest.fixture(scope="session")
-def celery_worker_process(django_db_setup, django_db_blocker, stub_llm):
-    """Start one real Celery worker bound to the test database; stop it at the end.
+def start_worker(queue: str, *, llm_url: str, name: str) -> subprocess.Popen:
+    """Start a real Celery worker on the test database, consuming one queue.
 
     The worker sees the stub chat endpoint as its LLM and the hashing embedder, so that
     investigations created with the `llm` policy run through the real OpenAI client.
@@ -39,26 +38,44 @@ def celery_worker_process(django_db_setup, django_db_blocker, stub_llm):
     from django.db import connection
 
     env = dict(os.environ)
-    env["TRACE_DATABASE_NAME"] = connection.settings_dict["NAME"]
-    env["TRACE_CELERY_EAGER"] = "0"
-    env["TRACE_LLM_BASE_URL"] = stub_llm.url
-    env["TRACE_LLM_MODEL"] = "stub-model"
-    env["TRACE_EMBEDDING_PROVIDER"] = "hash"
+    env.update({
+        "TRACE_DATABASE_NAME": connection.settings_dict["NAME"],
+        "TRACE_CELERY_EAGER": "0",
+        "TRACE_CELERY_QUEUE": queue,
+        "TRACE_LLM_BASE_URL": llm_url,
+        "TRACE_LLM_MODEL": "stub-model",
+        "TRACE_EMBEDDING_PROVIDER": "hash",
+    })
     proc = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "trace_site", "worker", "--loglevel", "WARNING",
-         "--concurrency", "2", "-n", f"test-{os.getpid()}@%h", "-Q", _test_queue()],
-        cwd=ROOT, env={**env, "TRACE_CELERY_QUEUE": _test_queue()}, start_new_session=True,
+         "--concurrency", "2", "-n", f"{name}-{os.getpid()}@%h", "-Q", queue],
+        cwd=ROOT, env=env, start_new_session=True,
     )
     try:
-        _wait_for_worker(proc)
-        yield proc
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        _wait_for_worker(proc, queue)
+    except Exception:
+        stop_worker(proc, kill=True)
+        raise
+    return proc
+
+
+def stop_worker(proc: subprocess.Popen, *, kill: bool = False) -> None:
+    """Stop a worker and all its child processes (SIGKILL stands for a crashed host)."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL if kill else signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker, stub_llm):
+    """One real Celery worker for the whole run, on this run's own queue."""
+    proc = start_worker(_test_queue(), llm_url=stub_llm.url, name="test")
+    yield proc
+    stop_worker(proc)
 
 
 def _test_queue() -> str:
@@ -66,7 +83,7 @@ def _test_queue() -> str:
     return f"trace-test-{os.getpid()}"
 
 
-def _wait_for_worker(proc: subprocess.Popen, timeout: float = 60) -> None:
+def _wait_for_worker(proc: subprocess.Popen, queue: str, timeout: float = 60) -> None:
     from trace_site.tasks import ping
 
     deadline = time.monotonic() + timeout
@@ -74,7 +91,7 @@ def _wait_for_worker(proc: subprocess.Popen, timeout: float = 60) -> None:
         if proc.poll() is not None:
             raise RuntimeError(f"Celery worker exited with {proc.returncode}")
         try:
-            if ping.apply_async(args=["ready"], queue=_test_queue()).get(timeout=3) == "pong:ready":
+            if ping.apply_async(args=["ready"], queue=queue).get(timeout=3) == "pong:ready":
                 return
         except Exception:  # the worker is still booting
             time.sleep(0.5)

@@ -60,3 +60,43 @@ def test_several_investigations_run_concurrently_with_the_offline_policy(
     assert all(run.policy_label == "offline policy (no LLM)" for run in finished)
     rankings = {tuple(run.ranked_ids) for run in finished}
     assert len(rankings) == 1, "the offline policy is deterministic"
+
+
+def test_a_run_whose_worker_is_killed_resumes_without_repeating_paid_calls(
+        users, indexed_archive, stub_llm, celery_worker_process):
+    from agent.tasks import run_investigation
+    from tests.conftest import start_worker, stop_worker
+
+    queue = f"kill-test-{time.time_ns()}"
+    stub_llm.state.faults = [("sleep", 0.7)] * 40  # every model call takes a while
+    investigation = Investigation.objects.create(
+        owner=users["alice"], question=QUESTION, policy="llm", policy_label="LLM: stub-model")
+    worker = start_worker(queue, llm_url=stub_llm.url, name="doomed")
+    try:
+        run_investigation.apply_async(args=[investigation.pk], queue=queue)
+        deadline = time.monotonic() + 60
+        while LLMCall.objects.filter(investigation=investigation).count() < 3:
+            assert time.monotonic() < deadline, "the run never got going"
+            time.sleep(0.1)
+    finally:
+        stop_worker(worker, kill=True)  # SIGKILL mid-run: no cleanup code runs
+    paid_before = LLMCall.objects.filter(investigation=investigation).count()
+    steps_before = investigation.steps.count()
+    investigation.refresh_from_db()
+    assert investigation.status == Investigation.Status.RUNNING
+
+    assert services.investigations_mark_interrupted(stale_after_seconds=0) >= 1
+    investigation.refresh_from_db()
+    assert investigation.can_resume
+    stub_llm.state.faults = []
+    requests_before = len(stub_llm.state.requests)
+    services.investigation_resume(investigation=investigation)  # autocommit: queued at once
+    investigation = _wait_until_done(investigation)
+
+    assert investigation.status == Investigation.Status.FINISHED, investigation.error
+    new_requests = len(stub_llm.state.requests) - requests_before
+    assert new_requests == investigation.llm_calls - paid_before, "paid calls were repeated"
+    assert investigation.llm_calls == LLMCall.objects.filter(investigation=investigation).count()
+    seqs = list(investigation.steps.values_list("seq", flat=True))
+    assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) > steps_before
+    assert investigation.attempts == 2

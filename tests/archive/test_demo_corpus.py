@@ -1,0 +1,31 @@
+"""The demo corpus ships in the repository with its credit."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import ROOT, SHARED_EVAL
+
+DEMO = ROOT / "demo"
+
+
+def _ids(path) -> list[str]:
+    return [json.loads(line)["doc_id"] for line in path.open(encoding="utf-8") if line.strip()]
+
+
+def test_the_demo_corpus_holds_the_press_and_debates_slice_and_its_questions():
+    full = _ids(DEMO / "historiqa" / "corpus.jsonl")
+    press = _ids(DEMO / "historiqa-press" / "corpus.jsonl")
+    assert len(full) == 295 and len(press) == 73
+    assert set(press) <= set(full)
+    for name in ("historiqa", "historiqa-press"):
+        assert (DEMO / name / "questions_dev.jsonl").stat().st_size > 0
+        shared = SHARED_EVAL / name / "corpus.jsonl"
+        if shared.exists():
+            assert shared.read_bytes() == (DEMO / name / "corpus.jsonl").read_bytes()
+
+
+def test_notice_credits_historiqa():
+    notice = (ROOT / "NOTICE").read_text(encoding="utf-8")
+    assert "HistoriQA-ThirdRepublic" in notice and "hal-05438255" in notice
+    assert "CC BY 4.0" in notice and "public domain" in notice

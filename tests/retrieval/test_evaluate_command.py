@@ -1,0 +1,142 @@
+"""The evaluate command on a tiny archive: outputs, and clear failures on bad input."""
+
+import json
+
+import pytest
+from conftest import axis_vector, bump_revision
+from django.core.management import CommandError, call_command
+
+from retrieval.evaluation.systems import EvalConfig, SystemRun, build_system, register_system
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def tiny(archive, day, tmp_path):
+    archive.document("gaulois", ["Le général Boulanger à Longchamp."], external_id="g1",
+                     date=day(7, 14), vectors=[axis_vector(1)])
+    archive.document("intran", ["Boulanger acclamé par la foule."], external_id="i1",
+                     date=day(7, 15), vectors=[axis_vector(1, 1)])
+    archive.document("debats", ["M.Floquet a la parole sur le budget."], external_id="d1",
+                     date=day(7, 16), vectors=[axis_vector(0, 1)])
+    archive.sub_corpora["debats"].genre = "debates"
+    archive.sub_corpora["debats"].save()
+    bump_revision()
+    questions = tmp_path / "q.jsonl"
+    lines = [
+        {"qid": "q1", "question": "Boulanger à Longchamp le 14 juillet 1887 axis0",
+         "question_type": "MH - Comparative", "gold_ids": ["gaulois:g1", "intran:i1"]},
+        {"qid": "q2", "question": "Floquet budget axis1", "question_type": "MH - Generic",
+         "gold_ids": ["intran:i1", "debats:d1"]},
+    ]
+    questions.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return questions
+
+
+def test_evaluate_writes_results_json_markdown_and_plots(tiny, tmp_path):
+    out = tmp_path / "out"
+    call_command("evaluate", "--questions", str(tiny), "--system", "bm25", "--out", str(out),
+                 "--no-progress")
+    result = json.loads((out / "results.json").read_text())
+    for key in ("system", "n_questions", "overall", "by_type", "by_gold_sub_corpus",
+                "per_question", "git_revision", "corpus_revision", "embedding_model", "settings"):
+        assert key in result
+    for key in ("recall@2", "recall@5", "recall@10", "recall@20", "mrr", "all_gold@10",
+                "latency_median_ms", "latency_p95_ms"):
+        assert key in result["overall"]
+    assert set(result["by_type"]) == {"MH - Comparative", "MH - Generic"}
+    assert set(result["by_gold_sub_corpus"]) == {"gaulois", "intran", "debats"}
+    assert set(result["by_gold_genre"]) == {"press", "debates"}
+    assert result["per_question"][0]["qid"] == "q1"
+    assert result["overall"]["recall@10"] == 0.75  # q1: 2 of 2; q2: 1 of 2 (i1 lacks the words)
+    assert (out / "results.md").read_text().startswith("# Evaluation: bm25")
+    assert (out / "recall_at_k.png").stat().st_size > 1000
+
+
+def test_evaluate_several_systems_writes_subdirectories_and_a_comparison(tiny, tmp_path):
+    out = tmp_path / "cmp"
+    call_command("evaluate", "--questions", str(tiny), "--system", "hybrid", "--system",
+                 "hybrid-per-subcorpus", "--system", "hybrid+temporal", "--out", str(out),
+                 "--no-progress", "--k", "1,2")
+    assert (out / "hybrid" / "results.json").exists()
+    assert (out / "hybrid-per-subcorpus" / "results.md").exists()
+    assert (out / "hybrid_temporal" / "recall_at_k.png").exists()
+    hybrid = json.loads((out / "hybrid" / "results.json").read_text())
+    assert "bm25_dense_jaccard@20" in hybrid["overall"]
+    assert "recall@1" in hybrid["overall"] and "recall@10" in hybrid["overall"]
+    assert "## Recall@10 by gold sub-corpus" in (out / "results.md").read_text()
+    assert (out / "recall_at_k.png").exists()
+
+
+def test_malformed_questions_file_fails_naming_the_line(tiny, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(tiny.read_text() + "{not json\n")
+    with pytest.raises(CommandError, match="bad.jsonl line 3"):
+        call_command("evaluate", "--questions", str(bad), "--system", "bm25",
+                     "--out", str(tmp_path / "o"))
+    missing_field = tmp_path / "missing.jsonl"
+    missing_field.write_text(json.dumps({"qid": "x", "question": "y", "gold_ids": ["a"]}) + "\n")
+    with pytest.raises(CommandError, match="line 1: field 'question_type'"):
+        call_command("evaluate", "--questions", str(missing_field), "--system", "bm25",
+                     "--out", str(tmp_path / "o"))
+
+
+def test_unknown_gold_id_fails_with_a_clear_message(tiny, tmp_path):
+    bad = tmp_path / "unknown.jsonl"
+    bad.write_text(json.dumps({"qid": "x", "question": "y", "question_type": "t",
+                               "gold_ids": ["gaulois:nope"]}) + "\n")
+    with pytest.raises(CommandError, match="unknown.jsonl line 1: unknown gold id.*gaulois:nope"):
+        call_command("evaluate", "--questions", str(bad), "--system", "bm25",
+                     "--out", str(tmp_path / "o"))
+
+
+def test_command_exits_non_zero_from_the_command_line(tiny, tmp_path):
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("[]\n")
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "evaluate", "--questions", str(bad), "--system", "bm25",
+         "--out", str(tmp_path / "o")],
+        cwd=settings.BASE_DIR, capture_output=True, text=True,
+    )
+    assert proc.returncode != 0
+    assert "bad.jsonl line 1: expected a JSON object" in proc.stderr
+
+
+def test_registered_systems_report_agent_fields(tiny, tmp_path):
+    def factory(config: EvalConfig):
+        def run(question):
+            return SystemRun(["intran:i1"], 0.01, {
+                "accepted_ids": ["intran:i1"], "held_ids": question["gold_ids"][:1],
+                "rejected_ids": [], "surfaced_ids": ["intran:i1"], "llm_calls": 3,
+                "input_tokens": 10, "output_tokens": 5, "engine_seconds": 0.1,
+                "model_wait_seconds": 0.2})
+        return run
+
+    register_system("scripted-agent", factory)
+    assert build_system("scripted-agent", EvalConfig())({"gold_ids": ["a"]}).ranked_ids
+    out = tmp_path / "agent"
+    call_command("evaluate", "--questions", str(tiny), "--system", "scripted-agent",
+                 "--out", str(out), "--no-progress")
+    overall = json.loads((out / "results.json").read_text())["overall"]
+    assert overall["llm_calls_mean"] == 3 and overall["p_acc"] == 1.0
+    assert set(overall["miss_attribution"]) == {"never_retrieved", "rejected",
+                                                "held_never_promoted", "ranked_below_k"}
+    assert "miss: held_never_promoted" in (out / "results.md").read_text()
+
+
+def test_pool_option_restricts_candidates_to_a_corpus_file(tiny, tmp_path):
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text(json.dumps({"doc_id": "gaulois:g1"}) + "\n"
+                    + json.dumps({"doc_id": "intran:i1"}) + "\n")
+    out = tmp_path / "pooled"
+    call_command("evaluate", "--questions", str(tiny), "--system", "bm25-per-subcorpus",
+                 "--out", str(out), "--pool", str(pool), "--no-progress")
+    result = json.loads((out / "results.json").read_text())
+    ranked = {d for q in result["per_question"] for d in q["ranked_ids"]}
+    assert ranked <= {"gaulois:g1", "intran:i1"}
+    assert "2 documents of pool.jsonl" in result["settings"]["pool"]

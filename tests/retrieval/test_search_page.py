@@ -1,0 +1,73 @@
+"""The search page: login required, results per document, escaped snippets, HTMX partial."""
+
+import pytest
+from conftest import axis_vector, bump_revision
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from retrieval.services import snippet
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def user_client(client):
+    user = get_user_model().objects.create_user("historian", password="pw-for-tests")
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def docs(archive, day):
+    evil = archive.document("gaulois", ["Boulanger <script>alert('x')</script> à Longchamp"],
+                            date=day(7, 14), vectors=[axis_vector(1)], title="Revue")
+    other = archive.document("debats", ["M.Floquet a la parole sur Boulanger."], date=day(7, 16),
+                             vectors=[axis_vector(0, 1)])
+    bump_revision()
+    return evil, other
+
+
+def test_search_page_requires_login(client):
+    response = client.get(reverse("search"))
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_search_escapes_chunk_text_and_links_to_the_document_viewer(user_client, docs):
+    evil, _ = docs
+    response = user_client.get(reverse("search"), {"q": "Boulanger", "channel": "bm25"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;alert" in html
+    chunk = evil.chunks.get()
+    assert f"{reverse('document_detail', args=[evil.pk])}?chunk={chunk.pk}" in html
+    assert "bm25 #" in html
+
+
+def test_hybrid_search_with_sub_corpus_and_date_filters(user_client, docs, day):
+    _, debate = docs
+    response = user_client.get(reverse("search"), {
+        "q": "Boulanger axis1", "channel": "hybrid", "sub_corpus": ["debats"],
+        "date_from": "1887-07-15", "date_to": "1887-07-20"})
+    html = response.content.decode()
+    assert debate.key in html and "gaulois:" not in html
+    assert "parliamentary debates" in html or "Debats" in html
+
+
+def test_htmx_request_gets_only_the_results_partial(user_client, docs):
+    response = user_client.get(reverse("search"), {"q": "Boulanger", "channel": "substring"},
+                               HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert "<html" not in html and "search-hit" in html
+
+
+def test_temporal_search_needs_a_date(user_client, docs):
+    response = user_client.get(reverse("search"), {"channel": "temporal"})
+    assert "needs a date" in response.content.decode()
+    ok = user_client.get(reverse("search"), {"channel": "temporal", "date_from": "1887-07-16"})
+    assert "debats:" in ok.content.decode()
+
+
+def test_snippet_centres_on_the_first_query_word_ignoring_accents():
+    before, match, after = snippet("Long texte. La Chambre des députés vote.", "deputes")
+    assert match == "députés" and before.endswith("des ") and after == " vote."
