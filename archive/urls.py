@@ -6,4 +6,6 @@ from archive import views
 
 urlpatterns = [
     path("", views.archive_home, name="archive_home"),
+    path("documents/<int:pk>/", views.document_detail, name="document_detail"),
+    path("<slug:slug>/", views.sub_corpus_detail, name="sub_corpus_detail"),
 ]

@@ -1,0 +1,49 @@
+"""A deterministic feature-hashing bag of words: fast, model-free vectors for tests."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+import numpy as np
+
+from archive.embeddings.base import EmbeddingProvider, fit_dimensions
+from archive.models import EMBEDDING_DIMENSIONS
+
+_WORD = re.compile(r"\w+")
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip accents."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+class HashProvider(EmbeddingProvider):
+    """Signed feature hashing of accent-folded words; queries and passages share one space."""
+
+    name = "hash"
+
+    def _vector(self, text: str) -> np.ndarray:
+        vector = np.zeros(EMBEDDING_DIMENSIONS, dtype=np.float32)
+        # Text without any word still gets a non-zero vector (a zero row has no cosine).
+        words = _WORD.findall(fold(text)) or [text.strip() or "<empty>"]
+        for word in words:
+            digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+            bucket = int.from_bytes(digest[:4], "little") % EMBEDDING_DIMENSIONS
+            vector[bucket] += 1.0 if digest[4] & 1 else -1.0
+        if not vector.any():
+            vector[0] = 1.0
+        return vector
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
+        return fit_dimensions(np.stack([self._vector(t) for t in texts]))
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self._embed(texts)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self._embed(texts)

@@ -1,0 +1,162 @@
+"""Importers for JSON Lines corpora: the shared evaluation layout and official HistoriQA."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from archive.importers.records import (
+    DocumentRecord,
+    RecordError,
+    date_from_parts,
+    french_date,
+    parse_date,
+    require_str,
+    sub_corpus_info,
+)
+
+_DEBATE_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d+)_(\d+)$")
+
+
+def _json_lines(path: Path) -> Iterator[tuple[int, dict | RecordError]]:
+    with path.open(encoding="utf-8", errors="strict") as handle:
+        line_no = 0
+        while True:
+            line_no += 1
+            try:
+                line = handle.readline()
+            except UnicodeDecodeError as exc:
+                yield line_no, RecordError(line_no, f"not UTF-8 text ({exc.reason})")
+                return
+            if not line:
+                return
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield line_no, RecordError(line_no, f"bad JSON ({exc.msg}, column {exc.colno})")
+                continue
+            if not isinstance(row, dict):
+                yield line_no, RecordError(line_no, "expected a JSON object")
+                continue
+            yield line_no, row
+
+
+def _heading(text: str, limit: int = 120) -> str:
+    """Return a section heading: the leading upper-case words, else the start of the text."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    first = next((ln for ln in lines if sum(c.isalpha() for c in ln) >= 3), text.strip())
+    # OCR often runs the heading into the first speech: "RÉPUBLIQUE M. le président. …"
+    upper: list[str] = []
+    for word in first.split():
+        if any(c.islower() for c in word):
+            break
+        upper.append(word)
+    while upper and len(upper[-1].strip(".,:;")) <= 2:
+        upper.pop()
+    if len(upper) >= 2:
+        first = " ".join(upper).rstrip(".,:; ")
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+def shared_record(row: dict, line: int) -> DocumentRecord:
+    """Map one `{doc_id, collection, source, raw_id, date, text}` line to a record."""
+    collection = require_str(row, "collection", line)
+    if "raw_id" not in row and isinstance(row.get("doc_id"), str) and ":" in row["doc_id"]:
+        raw_id = row["doc_id"].split(":", 1)[1]
+    else:
+        raw_id = require_str(row, "raw_id", line)
+    if isinstance(row.get("doc_id"), str) and row["doc_id"] != f"{collection}:{raw_id}":
+        raise RecordError(line, f"doc_id {row['doc_id']!r} is not {collection}:{raw_id}")
+    text = require_str(row, "text", line)
+    source = require_str(row, "source", line, allow_empty=True) if "source" in row else ""
+    date, precision = parse_date(row.get("date"), line)
+    info = sub_corpus_info(collection, source)
+    record = DocumentRecord(
+        line=line, sub_corpus=info, external_id=raw_id.strip(), text=text,
+        publication=source or info.name, date=date, date_precision=precision,
+    )
+    debate = _DEBATE_ID.match(raw_id)
+    if info.genre == "debates" and debate:
+        sitting, section = int(debate.group(2)), int(debate.group(3))
+        record.page = f"séance {sitting}, section {section}"
+        record.metadata = {"sitting": sitting, "section": section}
+        record.title = f"Séance du {french_date(date, precision)}: {_heading(text)}"
+    else:
+        record.title = ", ".join(p for p in (record.publication, french_date(date, precision)) if p)
+    return record
+
+
+def _segments_text(document, line: int) -> str:
+    if isinstance(document, str):
+        return document
+    if isinstance(document, list):
+        parts = []
+        for segment in document:
+            if isinstance(segment, dict):
+                segment = segment.get("text")
+            if not isinstance(segment, str):
+                raise RecordError(line, "field 'document' segments must be strings")
+            parts.append(segment.strip())
+        return "\n\n".join(p for p in parts if p)
+    raise RecordError(line, f"field 'document' must be a string or a list of segments, "
+                            f"got {type(document).__name__}")
+
+
+def historiqa_record(row: dict, line: int) -> DocumentRecord:
+    """Map one official HistoriQA `corpus_dataset.jsonl` line to a record."""
+    collection = require_str(row, "collection", line)
+    external_id = require_str(row, "id", line)
+    if "document" not in row:
+        raise RecordError(line, "missing field 'document'")
+    text = _segments_text(row["document"], line)
+    if not text.strip():
+        raise RecordError(line, "field 'document' is empty")
+    date, precision = date_from_parts(row.get("year"), row.get("month"), row.get("day"), line)
+    chamber = row.get("chamber")
+    info = sub_corpus_info(
+        collection, str(row.get("source") or ""), "debates" if chamber else None
+    )
+    sommaire = row.get("sommaire")
+    metadata = {
+        k: v for k, v in row.items()
+        if k not in {"collection", "id", "document", "year", "month", "day"}
+        and isinstance(v, str | int | float | bool | list | dict | type(None))
+    }
+    publication = str(row.get("source") or info.name)
+    if isinstance(sommaire, str) and sommaire.strip():
+        title = f"{french_date(date, precision)}: {_heading(sommaire)}".lstrip(": ")
+    else:
+        title = ", ".join(p for p in (publication, french_date(date, precision)) if p)
+    return DocumentRecord(
+        line=line, sub_corpus=info, external_id=external_id.strip(), text=text, title=title,
+        publication=publication, date=date, date_precision=precision,
+        page=str(row.get("page") or ""), url=str(row.get("url") or row.get("ark") or ""),
+        metadata=metadata,
+    )
+
+
+def read_jsonl(path: Path, fmt: str) -> Iterator[DocumentRecord | RecordError]:
+    """Yield a record or an error for every non-blank line of ``path``."""
+    mapper = shared_record if fmt == "shared" else historiqa_record
+    for line, row in _json_lines(path):
+        if isinstance(row, RecordError):
+            yield row
+            continue
+        try:
+            yield mapper(row, line)
+        except RecordError as exc:
+            yield exc
+
+
+def detect_jsonl_format(path: Path) -> str:
+    """Guess "shared" or "historiqa" from the first JSON object of ``path``."""
+    for _, row in _json_lines(path):
+        if isinstance(row, dict):
+            if "document" in row or ("id" in row and "raw_id" not in row):
+                return "historiqa"
+            return "shared"
+    return "shared"

@@ -1,0 +1,150 @@
+"""The record every importer produces, validation helpers and the known sub-corpora table."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+
+from django.utils.text import slugify
+
+
+class RecordError(ValueError):
+    """A record that cannot be imported, with where it was found."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+        self.message = message
+
+
+@dataclass(frozen=True)
+class SubCorpusInfo:
+    slug: str
+    name: str
+    genre: str
+    description: str = ""
+    language: str = "fr"
+
+
+# Nice names for corpora we know; anything else gets its slug or source as name.
+KNOWN_SUB_CORPORA = {
+    "legaulois_1887_v1": SubCorpusInfo(
+        "legaulois_1887_v1", "Le Gaulois", "press",
+        "Le Gaulois, Paris daily, 1887 (BnF Gallica OCR).",
+    ),
+    "lintransigeant_1887_v1": SubCorpusInfo(
+        "lintransigeant_1887_v1", "L'Intransigeant", "press",
+        "L'Intransigeant, Paris daily, 1887 (BnF Gallica OCR).",
+    ),
+    "debats_1887": SubCorpusInfo(
+        "debats_1887", "Chambre des députés, débats (Journal officiel)", "debates",
+        "Sections of the Chambre des députés debates as printed in the Journal officiel, 1887.",
+    ),
+}
+
+
+def sub_corpus_info(slug: str, source: str = "", genre: str | None = None) -> SubCorpusInfo:
+    """Describe sub-corpus ``slug``: the known table first, then guesses from its names."""
+    if slug in KNOWN_SUB_CORPORA:
+        return KNOWN_SUB_CORPORA[slug]
+    haystack = f"{slug} {source}".lower()
+    if genre is None:
+        debates = slug.startswith("debats") or "journal officiel" in haystack
+        genre = "debates" if debates or "débat" in haystack else "press"
+    return SubCorpusInfo(slug, source or slug, genre)
+
+
+@dataclass
+class DocumentRecord:
+    line: int
+    sub_corpus: SubCorpusInfo
+    external_id: str
+    text: str
+    title: str = ""
+    publication: str = ""
+    date: dt.date | None = None
+    date_precision: str = ""
+    page: str = ""
+    url: str = ""
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.sub_corpus.slug}:{self.external_id}"
+
+    def content_hash(self) -> str:
+        """Hash the text and every citation field, so any change is noticed."""
+        payload = json.dumps(
+            [self.text, self.title, self.publication, self.date and self.date.isoformat(),
+             self.date_precision, self.page, self.url, self.metadata],
+            ensure_ascii=False, sort_keys=True, default=str,
+        )
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+_FULL_DATE = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?$")
+_MONTHS = ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août",
+           "septembre", "octobre", "novembre", "décembre"]
+
+
+def parse_date(value, line: int) -> tuple[dt.date | None, str]:
+    """Parse YYYY, YYYY-MM or YYYY-MM-DD into (date, precision); empty means unknown."""
+    if value is None or value == "":
+        return None, ""
+    if not isinstance(value, str):
+        raise RecordError(line, f"date must be a string like 1887-02-26, got {value!r}")
+    match = _FULL_DATE.match(value.strip())
+    if not match:
+        raise RecordError(line, f"unparsable date {value!r} (expected YYYY, YYYY-MM or YYYY-MM-DD)")
+    year, month, day = match.groups()
+    return date_from_parts(year, month, day, line, shown=value)
+
+
+def date_from_parts(year, month, day, line: int, shown=None) -> tuple[dt.date | None, str]:
+    """Build (date, precision) from year/month/day parts, any of which may be missing."""
+    shown = shown if shown is not None else f"{year}-{month}-{day}"
+    if year in (None, ""):
+        return None, ""
+    try:
+        y = int(year)
+        m = int(month) if month not in (None, "") else None
+        d = int(day) if day not in (None, "") and m is not None else None
+        date = dt.date(y, m or 1, d or 1)
+    except (TypeError, ValueError):
+        raise RecordError(line, f"unparsable date {shown!r}") from None
+    precision = "day" if d else "month" if m else "year"
+    return date, precision
+
+
+def french_date(date: dt.date | None, precision: str) -> str:
+    """Format a date the way a French citation prints it."""
+    if date is None:
+        return ""
+    if precision == "year":
+        return str(date.year)
+    if precision == "month":
+        return f"{_MONTHS[date.month - 1]} {date.year}"
+    day = "1er" if date.day == 1 else str(date.day)
+    return f"{day} {_MONTHS[date.month - 1]} {date.year}"
+
+
+def require_str(row: dict, key: str, line: int, *, allow_empty: bool = False) -> str:
+    """Return ``row[key]`` as a string, or raise a RecordError naming the field."""
+    if key not in row or row[key] is None:
+        raise RecordError(line, f"missing field {key!r}")
+    value = row[key]
+    if isinstance(value, int) and not isinstance(value, bool) and key not in {"text"}:
+        value = str(value)
+    if not isinstance(value, str):
+        raise RecordError(line, f"field {key!r} must be a string, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise RecordError(line, f"field {key!r} is empty")
+    return value
+
+
+def slug_for(value: str) -> str:
+    """Turn a folder or collection name into a sub-corpus slug."""
+    return slugify(value).replace("-", "_") or "documents"

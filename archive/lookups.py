@@ -1,0 +1,23 @@
+"""An ``ilike`` lookup: Django's ``icontains`` wraps both sides in UPPER(), which no trigram
+index can serve, while a plain ILIKE uses the GIN pg_trgm index on chunk text."""
+
+from __future__ import annotations
+
+from django.db.models import Lookup
+
+
+class ILike(Lookup):
+    """``field__ilike="%pattern%"``: case-insensitive LIKE, the pattern passed through as is."""
+
+    lookup_name = "ilike"
+
+    def as_sql(self, compiler, connection):
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        return f"{lhs} ILIKE {rhs}", [*lhs_params, *rhs_params]
+
+
+def like_pattern(text: str) -> str:
+    """Return ``%text%`` with LIKE wildcards in ``text`` escaped."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"

@@ -1,0 +1,43 @@
+"""Import a corpus file or folder into the archive."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from archive.embeddings import PROVIDERS
+from archive.importers import FORMATS
+from archive.services import ON_ERROR, IngestRefused, ingest_file
+
+
+class Command(BaseCommand):
+    help = (
+        "Import PATH: a shared-layout corpus.jsonl, an official HistoriQA corpus_dataset.jsonl, "
+        "or a folder of .txt files (with --metadata CSV). Re-running is idempotent. By default a "
+        "single bad record refuses the whole import and nothing is written."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("path")
+        parser.add_argument("--format", choices=FORMATS, default="auto")
+        parser.add_argument("--metadata", help="CSV of per-file metadata for a .txt folder")
+        parser.add_argument("--on-error", choices=ON_ERROR, default="refuse",
+                            help="refuse (default): import nothing if any record is bad; "
+                                 "skip: import the valid records and list the bad ones")
+        parser.add_argument("--no-embed", action="store_true", help="store chunks without vectors")
+        parser.add_argument("--provider", choices=PROVIDERS,
+                            help="embedding provider (default: TRACE_EMBEDDING_PROVIDER)")
+        parser.add_argument("--batch-size", type=int, default=25, help="documents per transaction")
+
+    def handle(self, *args, **options):
+        try:
+            report = ingest_file(
+                path=options["path"], fmt=options["format"], metadata_csv=options["metadata"],
+                on_error=options["on_error"], embed=not options["no_embed"],
+                provider=options["provider"], batch_size=options["batch_size"],
+                progress=options["verbosity"] > 0,
+            )
+        except IngestRefused as exc:
+            raise CommandError(str(exc)) from exc
+        except (FileNotFoundError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(report.summary())

@@ -1,0 +1,51 @@
+"""Archive reads for the browse pages and for other apps."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.db.models import Count, Max, Min, QuerySet
+
+from archive.models import Chunk, Document, SubCorpus
+
+
+def sub_corpus_list() -> QuerySet[SubCorpus]:
+    """Return sub-corpora with their document count and date range."""
+    return SubCorpus.objects.annotate(
+        document_count=Count("documents"),
+        first_date=Min("documents__date"),
+        last_date=Max("documents__date"),
+    ).order_by("genre", "name")
+
+
+def document_list(
+    *, sub_corpus: SubCorpus, date_from: dt.date | None = None, date_to: dt.date | None = None
+) -> QuerySet[Document]:
+    """Return the documents of ``sub_corpus`` by date, optionally inside a date range."""
+    documents = Document.objects.filter(sub_corpus=sub_corpus)
+    if date_from:
+        documents = documents.filter(date__gte=date_from)
+    if date_to:
+        documents = documents.filter(date__lte=date_to)
+    return (
+        documents.annotate(chunk_count=Count("chunks"))
+        .defer("text")
+        .order_by("date", "external_id")
+    )
+
+
+def document_by_key(key: str) -> Document | None:
+    """Return the document for "<sub-corpus slug>:<external id>", or None."""
+    slug, sep, external_id = key.partition(":")
+    if not sep:
+        return None
+    return (
+        Document.objects.select_related("sub_corpus")
+        .filter(sub_corpus__slug=slug, external_id=external_id)
+        .first()
+    )
+
+
+def document_chunks(document: Document) -> list[Chunk]:
+    """Return the chunks of ``document`` in order, without their vectors."""
+    return list(document.chunks.defer("embedding").order_by("ordinal"))
