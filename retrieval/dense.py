@@ -1,0 +1,92 @@
+"""Dense channel: pgvector cosine distance over chunk embeddings, constraints in the WHERE."""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol
+
+import numpy as np
+from django.db import connection, transaction
+
+from retrieval.fusion import max_pool
+from retrieval.sql import FROM_CHUNKS, chunk_fetch_limit, where_sql
+from retrieval.types import Constraints, Hit
+
+CHANNEL = "dense"
+# HNSW stops after ef_search candidates; with a WHERE filter that can leave fewer rows than
+# asked for. Iterative scans (pgvector >= 0.8) keep scanning until the LIMIT is met.
+EF_SEARCH = 200
+MAX_SCAN_TUPLES = 50_000
+
+
+class QueryEmbedder(Protocol):
+    name: str
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray: ...
+
+
+_embedder: QueryEmbedder | None = None
+_embedder_lock = threading.Lock()
+
+
+def get_embedder() -> QueryEmbedder:
+    """Return this process's query embedder (the configured provider)."""
+    global _embedder
+    with _embedder_lock:
+        if _embedder is None:
+            from archive.embeddings import get_provider
+
+            _embedder = get_provider()
+        return _embedder
+
+
+def set_embedder(embedder: QueryEmbedder | None) -> None:
+    """Replace the process's query embedder (None resets to the configured provider)."""
+    global _embedder
+    with _embedder_lock:
+        _embedder = embedder
+
+
+def search(query: str, constraints: Constraints, *, embedder: QueryEmbedder | None = None):
+    """Return up to `cap` documents ranked by their nearest chunk to the query."""
+    embedder = embedder or get_embedder()
+    vector = np.asarray(embedder.embed_queries([query]), dtype=np.float32)[0]
+    return search_vector(vector, constraints, model_name=embedder.name)
+
+
+def _literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
+
+
+def search_vector(vector, constraints: Constraints, *, model_name: str | None) -> list[Hit]:
+    """Return up to `cap` documents nearest to an already embedded query."""
+    extra = ["c.embedding IS NOT NULL"]
+    extra_params: list = []
+    if model_name is not None:
+        # Vectors of another model live in another space: never compare across models.
+        extra.append("c.embedding_model = %s")
+        extra_params.append(model_name)
+    where, params = where_sql(constraints, *extra)
+    literal = _literal(np.asarray(vector, dtype=np.float32))
+    limit = chunk_fetch_limit(constraints.cap)
+    while True:
+        sql = (
+            "SELECT c.id, d.id, s.slug || ':' || d.external_id, s.slug, "
+            f"c.embedding <=> %s::vector AS distance FROM {FROM_CHUNKS} {where} "
+            "ORDER BY c.embedding <=> %s::vector LIMIT %s"
+        )
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}")
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute(f"SET LOCAL hnsw.max_scan_tuples = {int(MAX_SCAN_TUPLES)}")
+            cursor.execute(sql, [literal, *extra_params, *params, literal, limit])
+            rows = cursor.fetchall()
+        hits = [
+            Hit(chunk_id=r[0], document_id=r[1], document_key=r[2], sub_corpus=r[3],
+                score=1.0 - float(r[4]), rank=0, channel=CHANNEL)
+            for r in rows
+        ]
+        pooled = max_pool(hits, cap=constraints.cap)
+        if len(pooled) >= constraints.cap or len(rows) < limit:
+            return pooled
+        limit *= 4

@@ -1,0 +1,1 @@
+"""Retrieval-first evaluation: systems, metrics, reports."""

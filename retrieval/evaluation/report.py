@@ -1,0 +1,150 @@
+"""Write results as JSON, Markdown tables and recall@k plots."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+AGENT_KEYS = ("p_acc", "r_acc", "accepted_mean", "llm_calls_mean", "input_tokens_mean",
+              "output_tokens_mean", "engine_seconds_median", "model_wait_seconds_median")
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def metric_columns(ks: Sequence[int]) -> list[str]:
+    """Return the headline metric keys in display order."""
+    return [f"recall@{k}" for k in ks] + ["mrr", "all_gold@10"]
+
+
+def system_markdown(result: dict) -> str:
+    """Render one system's results as Markdown."""
+    ks = result["ks"]
+    cols = metric_columns(ks)
+    overall = result["overall"]
+    parts = [f"# Evaluation: {result['system']}", "",
+             f"{result['n_questions']} questions; pool: {result['settings'].get('pool')}; "
+             f"corpus revision {result['corpus_revision']}; embedding model "
+             f"{result['embedding_model']}; code revision {result['git_revision']}.", ""]
+    rows = [["overall", overall["n"], *(overall.get(c) for c in cols)]]
+    rows += [[t, m["n"], *(m.get(c) for c in cols)] for t, m in result["by_type"].items()]
+    parts += ["## By question type", "", _table(["type", "n", *cols], rows), ""]
+    parts += ["## Recall@10 by gold sub-corpus and genre", "",
+              _table(["gold sub-corpus", "gold docs", "recall@10"],
+                     [[s, m["n_gold"], m["recall@10"]]
+                      for s, m in result["by_gold_sub_corpus"].items()]
+                     + [[f"genre: {g}", m["n_gold"], m["recall@10"]]
+                        for g, m in result["by_gold_genre"].items()]), ""]
+    extra = [(key, overall[key]) for key in ("bm25_dense_jaccard@20",
+                                             "fused_gold@20_single_channel_share",
+                                             "latency_median_ms", "latency_p95_ms")
+             if key in overall]
+    extra += [(key, overall[key]) for key in AGENT_KEYS if key in overall]
+    if "miss_attribution" in overall:
+        extra += [(f"miss: {k}", v) for k, v in overall["miss_attribution"].items()]
+    parts += ["## Other figures", "", _table(["figure", "value"], extra), ""]
+    return "\n".join(parts)
+
+
+def comparison_markdown(results: Sequence[dict]) -> str:
+    """Render several systems side by side: overall, per type and per gold sub-corpus."""
+    ks = results[0]["ks"]
+    cols = metric_columns(ks)
+    parts = ["# Comparison", "", f"{results[0]['n_questions']} questions; pool: "
+             f"{results[0]['settings'].get('pool')}.", "", "## Overall", "",
+             _table(["system", *cols, "latency median ms", "latency p95 ms"],
+                    [[r["system"], *(r["overall"].get(c) for c in cols),
+                      r["overall"]["latency_median_ms"], r["overall"]["latency_p95_ms"]]
+                     for r in results]), ""]
+    labels = sorted({s for r in results for s in r["by_gold_sub_corpus"]})
+    genres = sorted({g for r in results for g in r["by_gold_genre"]})
+    parts += ["## Recall@10 by gold sub-corpus", "",
+              _table(["system", *labels, *(f"genre: {g}" for g in genres)],
+                     [[r["system"], *(r["by_gold_sub_corpus"].get(s, {}).get("recall@10")
+                                      for s in labels),
+                       *(r["by_gold_genre"].get(g, {}).get("recall@10") for g in genres)]
+                      for r in results]), ""]
+    for qtype in sorted({t for r in results for t in r["by_type"]}):
+        rows = [[r["system"], *(r["by_type"].get(qtype, {}).get(c) for c in cols)]
+                for r in results]
+        n = results[0]["by_type"].get(qtype, {}).get("n")
+        parts += [f"## {qtype} ({n} questions)", "", _table(["system", *cols], rows), ""]
+    return "\n".join(parts)
+
+
+def plot_system(result: dict, path: Path) -> None:
+    """Plot recall@k curves overall and per question type for one system."""
+    ks = result["ks"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    series = [("overall", result["overall"]), *result["by_type"].items()]
+    for label, metrics in series:
+        ax.plot(ks, [metrics[f"recall@{k}"] for k in ks], marker="o", label=label)
+    _finish(ax, f"{result['system']}: recall@k", fig, path)
+
+
+def plot_comparison(results: Sequence[dict], path: Path) -> None:
+    """Plot recall@k curves per system, overall and per question type."""
+    ks = results[0]["ks"]
+    types = ["overall", *sorted({t for r in results for t in r["by_type"]})]
+    fig, axes = plt.subplots(1, len(types), figsize=(4.2 * len(types), 4), squeeze=False)
+    for ax, qtype in zip(axes[0], types, strict=True):
+        for r in results:
+            metrics = r["overall"] if qtype == "overall" else r["by_type"].get(qtype)
+            if metrics:
+                ax.plot(ks, [metrics[f"recall@{k}"] for k in ks], marker="o", label=r["system"])
+        ax.set_title(qtype, fontsize=9)
+        ax.set_xlabel("k")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("recall@k")
+    axes[0][-1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def _finish(ax, title: str, fig, path: Path) -> None:
+    ax.set_title(title)
+    ax.set_xlabel("k")
+    ax.set_ylabel("recall@k")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def write_system(result: dict, directory: Path) -> None:
+    """Write results.json, results.md and recall_at_k.png into a directory."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "results.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
+    (directory / "results.md").write_text(system_markdown(result))
+    plot_system(result, directory / "recall_at_k.png")
+
+
+def write_comparison(results: Sequence[dict], directory: Path) -> None:
+    """Write the combined table, JSON summary and plot for several systems."""
+    directory.mkdir(parents=True, exist_ok=True)
+    summary = [{k: r[k] for k in ("system", "n_questions", "overall", "by_type",
+                                  "by_gold_sub_corpus", "by_gold_genre")} for r in results]
+    (directory / "comparison.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False))
+    (directory / "results.md").write_text(comparison_markdown(results))
+    plot_comparison(results, directory / "recall_at_k.png")

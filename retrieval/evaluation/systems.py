@@ -1,0 +1,152 @@
+"""Registry of evaluable systems: `(question dict) -> SystemRun`, built by a factory."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from retrieval import bm25, dense
+from retrieval.analysis import AnalyzerOptions
+from retrieval.dates import resolve_window
+from retrieval.fusion import rrf
+from retrieval.phase1 import channel_rankings, per_subcorpus_hybrid
+from retrieval.types import Constraints
+
+
+@dataclass
+class SystemRun:
+    """What a system returns for one question: ranked document keys, time and extra fields."""
+
+    ranked_ids: list[str]
+    seconds: float
+    extras: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Candidate pool and depth shared by every system of one evaluation."""
+
+    sub_corpora: tuple[str, ...] | None = None
+    document_ids: tuple[int, ...] | None = None
+    depth: int = 100
+
+    def constraints(self) -> Constraints:
+        """Return channel constraints restricted to the evaluation pool."""
+        return Constraints(sub_corpora=self.sub_corpora, document_ids=self.document_ids,
+                           cap=self.depth)
+
+
+System = Callable[[dict], SystemRun]
+SystemFactory = Callable[[EvalConfig], System]
+_registry: dict[str, SystemFactory] = {}
+
+
+def register_system(name: str, factory: SystemFactory) -> None:
+    """Make a system available to `evaluate --system NAME`."""
+    _registry[name] = factory
+
+
+def system_names() -> list[str]:
+    """Return the registered system names."""
+    return sorted(_registry)
+
+
+def build_system(name: str, config: EvalConfig) -> System:
+    """Instantiate a registered system for one evaluation."""
+    if name not in _registry:
+        known = ", ".join(system_names())
+        raise KeyError(f"unknown system {name!r}; registered: {known}")
+    return _registry[name](config)
+
+
+def _keys(hits) -> list[str]:
+    return [hit.document_key for hit in hits]
+
+
+def _single(channel_search: Callable) -> SystemFactory:
+    def factory(config: EvalConfig) -> System:
+        def run(question: dict) -> SystemRun:
+            start = time.perf_counter()
+            hits = channel_search(question["question"], config.constraints())
+            return SystemRun(_keys(hits), time.perf_counter() - start)
+
+        return run
+
+    return factory
+
+
+def _bm25_variant(options: AnalyzerOptions, **scoring) -> SystemFactory:
+    return _single(
+        lambda query, constraints: bm25.search(query, constraints, options=options, **scoring)
+    )
+
+
+def _hybrid(with_temporal: bool, weights: dict | None = None) -> SystemFactory:
+    def factory(config: EvalConfig) -> System:
+        def run(question: dict) -> SystemRun:
+            start = time.perf_counter()
+            window = resolve_window(question["question"]) if with_temporal else None
+            names = ["bm25", "dense"] + (["temporal"] if window else [])
+            rankings = channel_rankings(
+                question["question"], config.constraints(), channels=names, target_date=window
+            )
+            fused = rrf(rankings, weights=weights)[: config.depth]
+            seconds = time.perf_counter() - start
+            extras = {"channel_rankings": {n: _keys(h[:20]) for n, h in rankings.items()}}
+            return SystemRun([f.document_key for f in fused], seconds, extras)
+
+        return run
+
+    return factory
+
+
+def _per_subcorpus(
+    channels: tuple[str, ...], weights: dict | None = None, include_global: bool = False
+) -> SystemFactory:
+    def factory(config: EvalConfig) -> System:
+        from archive.models import SubCorpus
+
+        slugs = list(config.sub_corpora or SubCorpus.objects.values_list("slug", flat=True))
+
+        def run(question: dict) -> SystemRun:
+            start = time.perf_counter()
+            fused = per_subcorpus_hybrid(
+                question["question"], sub_corpora=slugs, limit=config.depth, channels=channels,
+                document_ids=config.document_ids, weights=weights, include_global=include_global,
+            )
+            return SystemRun([f.document_key for f in fused], time.perf_counter() - start)
+
+        return run
+
+    return factory
+
+
+register_system("bm25", _single(bm25.search))
+register_system("dense", _single(dense.search))
+register_system("hybrid", _hybrid(with_temporal=False))
+register_system("hybrid+temporal", _hybrid(with_temporal=True))
+register_system("hybrid-per-subcorpus", _per_subcorpus(("bm25", "dense")))
+register_system("bm25-per-subcorpus", _per_subcorpus(("bm25",)))
+# Analyzer ablations, kept registered so the measurements in the docs can be reproduced.
+register_system("bm25-whoosh-tokens", _bm25_variant(AnalyzerOptions(False, False)))
+register_system("bm25-punct-split", _bm25_variant(AnalyzerOptions(True, False)))
+register_system("bm25-no-fold", _bm25_variant(AnalyzerOptions(fold_accents=False)))
+register_system("bm25-stem", _bm25_variant(AnalyzerOptions(stem=True)))
+register_system("bm25-k1.2-b0.75", _bm25_variant(AnalyzerOptions(), k1=1.2, b=0.75))
+for _w in (0.1, 0.25, 0.5, 0.75):
+    register_system(f"hybrid-dense{_w}", _hybrid(False, {"dense": _w}))
+    register_system(f"hybrid-per-subcorpus-dense{_w}", _per_subcorpus(("bm25", "dense"),
+                                                                      {"dense": _w}))
+    register_system(f"hybrid-per-subcorpus+global-dense{_w}",
+                    _per_subcorpus(("bm25", "dense"), {"dense": _w}, include_global=True))
+register_system("bm25-per-subcorpus+global", _per_subcorpus(("bm25",), include_global=True))
+
+
+def _reference(config: EvalConfig) -> System:
+    from retrieval.evaluation.reference import Bm25sReference
+
+    return Bm25sReference(config)
+
+
+register_system("bm25s-reference", _reference)

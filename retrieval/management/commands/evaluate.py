@@ -1,0 +1,123 @@
+"""Evaluate retrieval systems on a questions file: recall@k, MRR, per type and per sub-corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from archive.models import CorpusRevision, Document
+from retrieval import phase1
+from retrieval.analysis import DEFAULT_OPTIONS
+from retrieval.evaluation.metadata import embedding_models, git_revision
+from retrieval.evaluation.questions import (
+    QuestionsError,
+    check_gold_ids,
+    load_pool,
+    load_questions,
+)
+from retrieval.evaluation.report import write_comparison, write_system
+from retrieval.evaluation.runner import evaluate_system
+from retrieval.evaluation.systems import EvalConfig, system_names
+from retrieval.selectors import document_ids_for_keys
+from retrieval.substring import FUZZY_THRESHOLD
+
+
+class Command(BaseCommand):
+    help = "Evaluate retrieval systems on a questions JSONL file and write results to a directory."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--questions", required=True, type=Path)
+        parser.add_argument("--system", action="append", required=True, dest="systems",
+                            help=f"repeatable; registered: {', '.join(system_names())}")
+        parser.add_argument("--out", required=True, type=Path)
+        parser.add_argument("--limit", type=int, default=None, help="first N questions only")
+        parser.add_argument("--k", default="2,5,10,20", help="comma-separated cut-offs")
+        parser.add_argument("--sub-corpus", action="append", dest="sub_corpora",
+                            help="restrict the candidate pool to these sub-corpora (repeatable)")
+        parser.add_argument("--pool", type=Path, default=None,
+                            help="restrict the candidate pool to the doc_ids of a corpus JSONL")
+        parser.add_argument("--no-progress", action="store_true")
+
+    def handle(self, *args, **options):
+        try:
+            ks = sorted({int(k) for k in options["k"].split(",") if k.strip()})
+        except ValueError as exc:
+            raise CommandError(f"--k must be comma-separated integers: {exc}") from exc
+        if not ks or min(ks) < 1:
+            raise CommandError("--k needs positive cut-offs")
+        ks = sorted(set(ks) | {10})  # recall@10 feeds the sub-corpus and miss figures
+        unknown = [s for s in options["systems"] if s not in system_names()]
+        if unknown:
+            raise CommandError(f"unknown system(s) {', '.join(unknown)}; "
+                               f"registered: {', '.join(system_names())}")
+        path: Path = options["questions"]
+        try:
+            questions = load_questions(path)
+            rows = Document.objects.values_list("id", "sub_corpus__slug", "external_id")
+            key_to_id = {f"{slug}:{ext}": pk for pk, slug, ext in rows}
+            check_gold_ids(questions, set(key_to_id), path.name)
+            document_ids, pool_label = None, "whole archive"
+            if options["pool"]:
+                pool_keys = load_pool(options["pool"])
+                found = document_ids_for_keys(pool_keys)
+                missing = sorted(set(pool_keys) - set(found))
+                if missing:
+                    raise QuestionsError(f"{options['pool'].name}: {len(missing)} doc_id(s) not "
+                                         f"in the archive, e.g. {missing[0]}")
+                document_ids = tuple(sorted(found.values()))
+                pool_label = f"{len(document_ids)} documents of {options['pool'].name}"
+        except QuestionsError as exc:
+            raise CommandError(str(exc)) from exc
+        sub_corpora = tuple(options["sub_corpora"]) if options["sub_corpora"] else None
+        if sub_corpora:
+            pool_label += f", sub-corpora {', '.join(sub_corpora)}"
+        if options["limit"]:
+            questions = questions[: options["limit"]]
+        config = EvalConfig(sub_corpora=sub_corpora, document_ids=document_ids)
+        sub_corpus_of = {key: key.partition(":")[0] for q in questions for key in q["gold_ids"]}
+        from retrieval.selectors import genre_by_sub_corpus
+
+        genre_of = genre_by_sub_corpus()
+        meta = {
+            "git_revision": git_revision(),
+            "corpus_revision": CorpusRevision.current(),
+            "embedding_model": embedding_models(),
+            "questions_file": path.name,
+            "settings": {
+                "pool": pool_label,
+                "rrf_k": 60,
+                "channel_pool": phase1.CHANNEL_POOL,
+                "bm25_analyzer": DEFAULT_OPTIONS.__dict__,
+                "embedding_provider": settings.TRACE_EMBEDDING_PROVIDER,
+                "temporal_half_life_days": settings.TRACE_TEMPORAL_HALF_LIFE_DAYS,
+                "substring_threshold": FUZZY_THRESHOLD,
+                "depth": config.depth,
+            },
+        }
+        out: Path = options["out"]
+        several = len(options["systems"]) > 1
+        results = []
+        for name in options["systems"]:
+            result = evaluate_system(
+                name, questions, config, ks=ks, sub_corpus_of=sub_corpus_of, genre_of=genre_of,
+                progress=not options["no_progress"],
+            )
+            result.update(meta)
+            target = out / _dirname(name) if several else out
+            write_system(result, target)
+            results.append(result)
+            o = result["overall"]
+            self.stdout.write(
+                f"{name}: R@5 {o['recall@5']:.3f}  R@10 {o['recall@10']:.3f}  "
+                f"MRR {o['mrr']:.3f}  median {o['latency_median_ms']:.1f} ms  -> {target}"
+                if "recall@5" in o else f"{name}: R@10 {o['recall@10']:.3f} -> {target}"
+            )
+        if several:
+            write_comparison(results, out)
+            self.stdout.write(f"comparison -> {out / 'results.md'}")
+
+
+def _dirname(system: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in system)

@@ -1,0 +1,35 @@
+"""Search page: one query box, a channel picker, sub-corpus and date filters."""
+
+from __future__ import annotations
+
+import logging
+
+from django.shortcuts import render
+
+from retrieval import services
+from retrieval.forms import SearchForm
+from retrieval.selectors import sub_corpus_choices
+
+logger = logging.getLogger(__name__)
+
+
+def search_page(request):
+    sub_corpora = sub_corpus_choices()
+    submitted = bool(request.GET)
+    form = SearchForm(request.GET or None, sub_corpora=sub_corpora)
+    groups, error = [], None
+    if submitted and form.is_valid():
+        try:
+            groups = services.search_documents(
+                query=form.cleaned_data["q"] or "",
+                channel=form.cleaned_data["channel"],
+                sub_corpora=form.cleaned_data["sub_corpus"] or None,
+                window=form.window(),
+                cap=form.cleaned_data["cap"] or 20,
+            )
+        except Exception:  # a broken channel (e.g. no embedding model) must not break the page
+            logger.exception("search failed")
+            error = "This search channel failed; try another one."
+    context = {"form": form, "groups": groups, "submitted": submitted, "error": error}
+    template = "retrieval/search.html#results" if request.htmx else "retrieval/search.html"
+    return render(request, template, context)
