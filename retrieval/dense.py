@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from typing import Protocol
 
 import numpy as np
@@ -45,13 +46,32 @@ def set_embedder(embedder: QueryEmbedder | None) -> None:
     global _embedder
     with _embedder_lock:
         _embedder = embedder
+        _query_vectors.clear()
+
+
+_query_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+QUERY_CACHE_SIZE = 256
+
+
+def embed_query(query: str, embedder: QueryEmbedder) -> np.ndarray:
+    """Return the query's vector, reusing it across channels and sub-corpus pools."""
+    key = (embedder.name, query)
+    with _embedder_lock:
+        if key in _query_vectors:
+            _query_vectors.move_to_end(key)
+            return _query_vectors[key]
+    vector = np.asarray(embedder.embed_queries([query]), dtype=np.float32)[0]
+    with _embedder_lock:
+        _query_vectors[key] = vector
+        while len(_query_vectors) > QUERY_CACHE_SIZE:
+            _query_vectors.popitem(last=False)
+    return vector
 
 
 def search(query: str, constraints: Constraints, *, embedder: QueryEmbedder | None = None):
     """Return up to `cap` documents ranked by their nearest chunk to the query."""
     embedder = embedder or get_embedder()
-    vector = np.asarray(embedder.embed_queries([query]), dtype=np.float32)[0]
-    return search_vector(vector, constraints, model_name=embedder.name)
+    return search_vector(embed_query(query, embedder), constraints, model_name=embedder.name)
 
 
 def _literal(vector: np.ndarray) -> str:

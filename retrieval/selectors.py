@@ -1,4 +1,4 @@
-"""Read helpers for the search page and the search entry point."""
+"""Read queries for the search page and the search entry point."""
 
 from __future__ import annotations
 

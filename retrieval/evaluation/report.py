@@ -135,7 +135,7 @@ def _finish(ax, title: str, fig, path: Path) -> None:
 def write_system(result: dict, directory: Path) -> None:
     """Write results.json, results.md and recall_at_k.png into a directory."""
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "results.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
+    (directory / "results.json").write_text(json.dumps(result, ensure_ascii=False))
     (directory / "results.md").write_text(system_markdown(result))
     plot_system(result, directory / "recall_at_k.png")
 

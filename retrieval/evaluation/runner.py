@@ -21,6 +21,7 @@ def evaluate_system(
     sub_corpus_of: dict[str, str],
     genre_of: dict[str, str],
     progress: bool = True,
+    keep_ranked: int = KEEP_RANKED,
 ) -> dict:
     """Run one system on every question and return the results document (without metadata)."""
     system = build_system(name, config)
@@ -49,16 +50,16 @@ def evaluate_system(
         "by_type": by_type,
         "by_gold_sub_corpus": recall_by_group(rows, sub_corpus_of),
         "by_gold_genre": recall_by_group(rows, genre_of_doc),
-        "per_question": [_public_row(r) for r in rows],
+        "per_question": [_public_row(r, keep_ranked) for r in rows],
     }
 
 
-def _public_row(row: dict) -> dict:
+def _public_row(row: dict, keep_ranked: int) -> dict:
     extras = {k: v for k, v in row["extras"].items() if k != "channel_rankings"}
     out = {
         "qid": row["qid"],
         "question_type": row["question_type"],
-        "ranked_ids": row["ranked_ids"][:KEEP_RANKED],
+        "ranked_ids": row["ranked_ids"][:keep_ranked],
         "gold_ids": row["gold_ids"],
         "gold_ranks": {g: (row["ranked_ids"].index(g) + 1 if g in row["ranked_ids"] else None)
                        for g in row["gold_ids"]},

@@ -10,7 +10,7 @@ from retrieval import bm25, dense
 from retrieval.analysis import AnalyzerOptions
 from retrieval.dates import resolve_window
 from retrieval.fusion import rrf
-from retrieval.phase1 import channel_rankings, per_subcorpus_hybrid
+from retrieval.phase1 import DEFAULT_WEIGHTS, channel_rankings, per_subcorpus_hybrid
 from retrieval.types import Constraints
 
 
@@ -91,7 +91,8 @@ def _hybrid(with_temporal: bool, weights: dict | None = None) -> SystemFactory:
             rankings = channel_rankings(
                 question["question"], config.constraints(), channels=names, target_date=window
             )
-            fused = rrf(rankings, weights=weights)[: config.depth]
+            fused = rrf(rankings, weights=DEFAULT_WEIGHTS if weights is None else weights)
+            fused = fused[: config.depth]
             seconds = time.perf_counter() - start
             extras = {"channel_rankings": {n: _keys(h[:20]) for n, h in rankings.items()}}
             return SystemRun([f.document_key for f in fused], seconds, extras)
@@ -126,6 +127,8 @@ register_system("bm25", _single(bm25.search))
 register_system("dense", _single(dense.search))
 register_system("hybrid", _hybrid(with_temporal=False))
 register_system("hybrid+temporal", _hybrid(with_temporal=True))
+register_system("hybrid-rrf-equal", _hybrid(False, {}))
+register_system("hybrid-per-subcorpus-rrf-equal", _per_subcorpus(("bm25", "dense"), {}))
 register_system("hybrid-per-subcorpus", _per_subcorpus(("bm25", "dense")))
 register_system("bm25-per-subcorpus", _per_subcorpus(("bm25",)))
 # Analyzer ablations, kept registered so the measurements in the docs can be reproduced.

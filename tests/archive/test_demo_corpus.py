@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import ROOT, SHARED_EVAL
+from tests.archive.conftest import ROOT, SHARED_EVAL
 
 DEMO = ROOT / "demo"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from conftest import shared_line
 from django.db import connection
 from pgvector.django import CosineDistance
 
@@ -11,6 +10,7 @@ from archive.embeddings import get_provider
 from archive.lookups import like_pattern
 from archive.models import Chunk
 from archive.services import ingest_file
+from tests.archive.conftest import shared_line
 
 pytestmark = pytest.mark.django_db
 

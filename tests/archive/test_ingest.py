@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FULL_CORPUS, PRESS_CORPUS, require, shared_line
 from django.core.management import CommandError, call_command
 
 from archive.models import Chunk, CorpusRevision, Document, EmbeddingCache, SubCorpus
 from archive.services import IngestRefused, ingest_file
+from tests.archive.conftest import FULL_CORPUS, PRESS_CORPUS, require, shared_line
 
 pytestmark = pytest.mark.django_db
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from conftest import shared_line
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from archive.models import Document
 from archive.selectors import document_by_key
 from archive.services import ingest_file
+from tests.archive.conftest import shared_line
 
 pytestmark = pytest.mark.django_db
 

@@ -1,10 +1,10 @@
 """Each channel applies constraints inside its own query and pools chunks per document."""
 
 import pytest
-from conftest import AxisEmbedder, axis_vector, bump_revision
 
 from retrieval import bm25, dense, substring, temporal
 from retrieval.types import Constraints, DateWindow
+from tests.retrieval.conftest import AxisEmbedder, axis_vector, bump_revision
 
 pytestmark = pytest.mark.django_db
 
@@ -174,9 +174,10 @@ def test_bm25_finds_words_glued_by_ocr(archive):
 def test_bm25_concurrent_builders_share_one_index():
     import threading
 
-    from conftest import ArchiveBuilder
     from django.db import connection
     from whoosh import index as whoosh_index
+
+    from tests.retrieval.conftest import ArchiveBuilder
 
     ArchiveBuilder().document("p", ["Panama et les chéquards."])
     revision = bump_revision()

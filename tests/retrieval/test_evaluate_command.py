@@ -3,10 +3,10 @@
 import json
 
 import pytest
-from conftest import axis_vector, bump_revision
 from django.core.management import CommandError, call_command
 
 from retrieval.evaluation.systems import EvalConfig, SystemRun, build_system, register_system
+from tests.retrieval.conftest import axis_vector, bump_revision
 
 pytestmark = pytest.mark.django_db
 

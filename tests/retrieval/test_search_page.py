@@ -1,11 +1,11 @@
 """The search page: login required, results per document, escaped snippets, HTMX partial."""
 
 import pytest
-from conftest import axis_vector, bump_revision
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from retrieval.services import snippet
+from tests.retrieval.conftest import axis_vector, bump_revision
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from archive.models import CorpusRevision, Document
-from retrieval import phase1
+from retrieval import bm25, phase1
 from retrieval.analysis import DEFAULT_OPTIONS
 from retrieval.evaluation.metadata import embedding_models, git_revision
 from retrieval.evaluation.questions import (
@@ -38,6 +38,8 @@ class Command(BaseCommand):
                             help="restrict the candidate pool to these sub-corpora (repeatable)")
         parser.add_argument("--pool", type=Path, default=None,
                             help="restrict the candidate pool to the doc_ids of a corpus JSONL")
+        parser.add_argument("--keep", type=int, default=20,
+                            help="ranked ids stored per question in results.json")
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args, **options):
@@ -88,6 +90,8 @@ class Command(BaseCommand):
             "settings": {
                 "pool": pool_label,
                 "rrf_k": 60,
+                "rrf_weights": phase1.DEFAULT_WEIGHTS,
+                "bm25_k1_b": [bm25.K1, bm25.B],
                 "channel_pool": phase1.CHANNEL_POOL,
                 "bm25_analyzer": DEFAULT_OPTIONS.__dict__,
                 "embedding_provider": settings.TRACE_EMBEDDING_PROVIDER,
@@ -102,7 +106,7 @@ class Command(BaseCommand):
         for name in options["systems"]:
             result = evaluate_system(
                 name, questions, config, ks=ks, sub_corpus_of=sub_corpus_of, genre_of=genre_of,
-                progress=not options["no_progress"],
+                progress=not options["no_progress"], keep_ranked=options["keep"],
             )
             result.update(meta)
             target = out / _dirname(name) if several else out
