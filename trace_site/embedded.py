@@ -119,7 +119,9 @@ def ensure_redis(data_dir: Path) -> bool:
     redis_dir = sock_path.parent
     redis_dir.mkdir(parents=True, exist_ok=True)
     with _file_lock(data_dir / "redis.lock"):
-        if _redis_answers(sock_path):
+        if redis_pid(data_dir) is not None:
+            # A live server that is slow to answer (a loaded machine) must not get a twin.
+            _wait_for_redis(sock_path, redis_dir)
             return False
         subprocess.run(
             [
@@ -136,12 +138,16 @@ def ensure_redis(data_dir: Path) -> bool:
             ],
             check=True,
         )
-        deadline = time.monotonic() + 10
-        while not _redis_answers(sock_path):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"embedded Redis did not start; see {redis_dir / 'redis.log'}")
-            time.sleep(0.05)
+        _wait_for_redis(sock_path, redis_dir)
     return True
+
+
+def _wait_for_redis(sock_path: Path, redis_dir: Path, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while not _redis_answers(sock_path):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"embedded Redis does not answer; see {redis_dir / 'redis.log'}")
+        time.sleep(0.05)
 
 
 def stop_redis(data_dir: Path) -> bool:

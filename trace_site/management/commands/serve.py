@@ -37,6 +37,9 @@ class Command(BaseCommand):
         # Settings start the embedded Redis on import when it is not running.
         started_redis = settings.TRACE_EMBEDDED_REDIS_STARTED_HERE
         children: list[subprocess.Popen] = []
+        # Explicit handlers: a backgrounded shell job starts with SIGINT ignored.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, _interrupt)
         try:
             self.stdout.write("Preparing the database…")
             call_command("migrate", interactive=False, verbosity=0)
@@ -97,7 +100,6 @@ class Command(BaseCommand):
         )
 
     def _wait(self, children: list[subprocess.Popen]) -> None:
-        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
         while True:
             for child in children:
                 if child.poll() is not None:
@@ -106,6 +108,8 @@ class Command(BaseCommand):
             time.sleep(0.5)
 
     def _stop(self, children: list[subprocess.Popen]) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)  # a second Ctrl-C must not abort the clean-up
         for child in children:
             if child.poll() is None:
                 os.killpg(child.pid, signal.SIGTERM)
@@ -118,3 +122,7 @@ class Command(BaseCommand):
                 child.wait()
         if children:
             self.stdout.write("Stopped the web server and the worker.")
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
