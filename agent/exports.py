@@ -165,8 +165,15 @@ def to_csv(items: list[Citation]) -> str:
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore")
     writer.writeheader()
     for item in items:
-        writer.writerow({column: getattr(item, column) for column in CSV_COLUMNS})
+        writer.writerow({column: _csv_cell(getattr(item, column)) for column in CSV_COLUMNS})
     return buffer.getvalue()
+
+
+def _csv_cell(value):
+    # OCR text starting with = + - @ would run as a formula when a spreadsheet opens the file.
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return value
 
 
 def to_markdown(investigation: Investigation, items: list[Citation]) -> str:

@@ -211,3 +211,12 @@ def test_a_batch_creates_one_investigation_per_question_and_reports_metrics(
     page = client.get(batch_url).content.decode()
     assert "2</strong> of 2 finished" in page
     assert "R@10" in page and "MRR" in page
+
+
+def test_csv_cells_that_look_like_formulas_are_neutralised():
+    from agent.exports import _csv_cell
+
+    assert _csv_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)"
+    assert _csv_cell("@cmd") == "'@cmd"
+    assert _csv_cell("Le Gaulois") == "Le Gaulois"
+    assert _csv_cell(3) == 3
