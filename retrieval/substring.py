@@ -1,24 +1,118 @@
-"""Substring channel: exact phrase (accent-insensitive) and OCR-tolerant trigram matching."""
+"""Substring channel: exact phrase (accent-insensitive) and OCR-tolerant trigram matching.
+
+Matching goes through the vocabulary of folded chunk words (`retrieval.vocabulary`) rather than
+computing trigram similarity over whole 1,000-word chunks. Each query word is mapped to its close
+variants there (pg_trgm word similarity on a small indexed table); a chunk's fuzzy score is the
+mean over query words, weighted by their trigram counts as pg_trgm does, of the best variant it
+holds. Exact-phrase candidates are the chunks holding every (long enough) query word inside one of
+their words; a phrase of several words or with punctuation is then checked on those chunks only.
+Score: 1 for an exact match, plus the fuzzy score.
+"""
 
 from __future__ import annotations
 
 from django.db import connection, transaction
 
+from retrieval import vocabulary
 from retrieval.fusion import max_pool
 from retrieval.sql import FROM_CHUNKS, chunk_fetch_limit, where_sql
 from retrieval.types import Constraints, Hit
 
 CHANNEL = "substring"
 MODES = ("auto", "exact", "fuzzy")
-# pg_trgm's default (0.6) misses OCR damage such as "laChanbre des dépntés" (0.45): glued
-# words plus two broken letters. Results are ranked by similarity, so a lower bar costs little.
+# pg_trgm's default (0.6) misses OCR damage such as "dépntés" for "députés" (0.45). Results are
+# ranked by similarity, so a lower bar costs little.
 FUZZY_THRESHOLD = 0.4
+# Per-word bar for variants: lower than the phrase threshold, because a badly damaged word
+# ("laChanbre", 0.27 against "chambre") still adds to a phrase whose other words match well.
+WORD_FLOOR = 0.25
+# Words shorter than this match only themselves: trigram variants of "des" or "la" are noise.
+MIN_FUZZY_LENGTH = 4
+# Close variants kept per query word: enough for OCR damage, bounded for very common words.
+MAX_VARIANTS = 50
+
+_SQL = """
+WITH q AS (
+    SELECT word, n, length(word) + 1.0 AS weight
+    FROM unnest(%(words)s::text[]) WITH ORDINALITY AS q(word, n)
+), variant AS (
+    SELECT q.n, q.weight, v.chunk_ids, v.sim
+    FROM q CROSS JOIN LATERAL (
+        SELECT vw.chunk_ids, 1.0::real AS sim
+        FROM retrieval_vocabulary vw
+        WHERE length(q.word) < %(min_fuzzy_length)s AND vw.word = q.word
+        UNION ALL
+        (SELECT vw.chunk_ids, word_similarity(q.word, vw.word) AS sim
+         FROM retrieval_vocabulary vw
+         WHERE length(q.word) >= %(min_fuzzy_length)s AND q.word <%% vw.word
+         ORDER BY sim DESC, vw.word
+         LIMIT %(max_variants)s)
+    ) v
+), fuzzy AS (
+    SELECT chunk_id, sum(weight * sim) / %(total_weight)s AS score
+    FROM (
+        SELECT u.chunk_id, variant.n, variant.weight, max(variant.sim) AS sim
+        FROM variant, unnest(variant.chunk_ids) AS u(chunk_id)
+        GROUP BY u.chunk_id, variant.n, variant.weight
+    ) best
+    GROUP BY chunk_id
+), containing AS (
+    SELECT chunk_id
+    FROM (
+        SELECT DISTINCT k.n, u.chunk_id
+        FROM unnest(%(contain_words)s::text[]) WITH ORDINALITY AS k(word, n)
+        JOIN retrieval_vocabulary vw ON vw.word LIKE '%%' || k.word || '%%',
+             unnest(vw.chunk_ids) AS u(chunk_id)
+    ) hit
+    GROUP BY chunk_id
+    HAVING count(*) = cardinality(%(contain_words)s::text[])
+), candidate AS (
+    SELECT coalesce(f.chunk_id, x.chunk_id) AS chunk_id, coalesce(f.score, 0.0) AS fuzzy,
+           x.chunk_id IS NOT NULL AS containing
+    FROM fuzzy f FULL JOIN containing x ON x.chunk_id = f.chunk_id
+), scored AS (
+    SELECT c.id AS chunk_id, d.id AS document_id, s.slug || ':' || d.external_id AS document_key,
+           s.slug, x.fuzzy,
+           x.containing AND (%(one_word)s OR unaccent(c.text) ILIKE unaccent(%(pattern)s)) AS exact
+    FROM {from_chunks} JOIN candidate x ON x.chunk_id = c.id
+    {where}
+)
+SELECT chunk_id, document_id, document_key, slug,
+       (CASE WHEN exact THEN 1.0 ELSE 0.0 END) + fuzzy AS score
+FROM scored
+WHERE {match}
+ORDER BY score DESC, chunk_id
+LIMIT %(limit)s
+"""
+_MATCH = {
+    "exact": "exact",
+    "fuzzy": "fuzzy >= %(threshold)s",
+    "auto": "(exact OR fuzzy >= %(threshold)s)",
+}
 
 
 def like_pattern(phrase: str) -> str:
     """Return an ILIKE pattern matching the phrase anywhere, with wildcards escaped."""
     escaped = phrase.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+def containing_words(words: list[str]) -> list[str]:
+    """Return the query words that select exact-phrase candidates.
+
+    Every word must occur inside some chunk word; short words occur almost everywhere and only
+    cost time, so they are left to the phrase check unless nothing longer is.
+    """
+    long_words = [word for word in words if len(word) >= MIN_FUZZY_LENGTH]
+    return long_words or [max(words, key=len)]
+
+
+def _named_where(constraints: Constraints) -> tuple[str, dict]:
+    """Return the constraints' WHERE clause with named placeholders, to mix with the query's."""
+    where, values = where_sql(constraints)
+    names = [f"constraint_{i}" for i in range(len(values))]
+    where = where.replace("%s", "{}").format(*(f"%({name})s" for name in names))
+    return where, dict(zip(names, values, strict=True))
 
 
 def search(
@@ -34,26 +128,31 @@ def search(
     phrase = " ".join(phrase.split())
     if not phrase:
         return []
-    exact = "unaccent(c.text) ILIKE unaccent(%s)"
-    # `%s <% c.text` is word_similarity above the threshold; it uses the GIN trigram index.
-    fuzzy = "%s <%% c.text"
-    match = {"exact": exact, "fuzzy": fuzzy, "auto": f"({exact} OR {fuzzy})"}[mode]
-    match_params = {"exact": [like_pattern(phrase)], "fuzzy": [phrase],
-                    "auto": [like_pattern(phrase), phrase]}[mode]
-    where, params = where_sql(constraints, match)
+    folded, words = vocabulary.fold_query(phrase)
+    if not words:
+        return []
+    vocabulary.ensure_fresh()
+    where, where_params = _named_where(constraints)
+    params = {
+        **where_params,
+        "words": words,
+        "contain_words": containing_words(words),
+        "total_weight": float(sum(len(word) + 1 for word in words)),
+        "max_variants": MAX_VARIANTS,
+        "min_fuzzy_length": MIN_FUZZY_LENGTH,
+        # A single word of letters and digits is inside a chunk word or nowhere: no text check.
+        "one_word": folded == words[0],
+        "pattern": like_pattern(phrase),
+        "threshold": float(threshold),
+    }
+    sql = _SQL.format(from_chunks=FROM_CHUNKS, where=where, match=_MATCH[mode])
     limit = chunk_fetch_limit(constraints.cap)
     while True:
-        sql = (
-            "SELECT c.id, d.id, s.slug || ':' || d.external_id, s.slug, "
-            "(CASE WHEN unaccent(c.text) ILIKE unaccent(%s) THEN 1.0 ELSE 0.0 END) "
-            "+ word_similarity(%s, c.text) AS score "
-            f"FROM {FROM_CHUNKS} {where} ORDER BY score DESC, c.id LIMIT %s"
-        )
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(f"SET LOCAL pg_trgm.word_similarity_threshold = {float(threshold)}")
             cursor.execute(
-                sql, [like_pattern(phrase), phrase, *match_params, *params, limit]
+                f"SET LOCAL pg_trgm.word_similarity_threshold = {min(float(threshold), WORD_FLOOR)}"
             )
+            cursor.execute(sql, {**params, "limit": limit})
             rows = cursor.fetchall()
         hits = [
             Hit(chunk_id=r[0], document_id=r[1], document_key=r[2], sub_corpus=r[3],

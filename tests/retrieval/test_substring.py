@@ -1,0 +1,127 @@
+"""The substring channel matches through a vocabulary rebuilt whenever the corpus changes."""
+
+import threading
+
+import pytest
+from django.db import connection
+
+from retrieval import substring, vocabulary
+from retrieval.models import VocabularyStamp, VocabularyWord
+from retrieval.types import Constraints, DateWindow
+from tests.retrieval.conftest import ArchiveBuilder, bump_revision
+
+pytestmark = pytest.mark.django_db
+
+
+def doc_ids(hits):
+    return [h.document_id for h in hits]
+
+
+def test_vocabulary_is_rebuilt_when_the_corpus_revision_changes(archive):
+    first = archive.document("p", ["Le général Boulanger à Longchamp."])
+    bump_revision()
+    assert vocabulary.ensure_fresh() is True
+    assert vocabulary.ensure_fresh() is False  # same corpus: nothing to do
+    assert set(VocabularyWord.objects.get(word="general").chunk_ids) == {
+        first.chunks.get().pk}
+    assert doc_ids(substring.search("Boulanger", Constraints(cap=5))) == [first.pk]
+
+    first.chunks.update(text="Le général Ferry à Longchamp.")
+    revision = bump_revision()
+    assert doc_ids(substring.search("Boulanger", Constraints(cap=5))) == []
+    assert doc_ids(substring.search("Ferry", Constraints(cap=5))) == [first.pk]
+    assert VocabularyStamp.objects.get(pk=1).revision == revision
+    assert not VocabularyWord.objects.filter(word="boulanger").exists()
+
+
+def test_chunks_added_without_a_revision_bump_are_still_found(archive):
+    archive.document("p", ["Le budget de la guerre."])
+    bump_revision()
+    assert substring.search("Freycinet", Constraints(cap=5)) == []
+    late = archive.document("p", ["M. de Freycinet répond."])
+    assert doc_ids(substring.search("Freycinet", Constraints(cap=5), mode="fuzzy")) == [late.pk]
+
+
+def test_vocabulary_folds_case_and_accents_and_keeps_glued_words(archive):
+    archive.document("p", ["laChambre des DÉPUTÉS; l'Œuvre"])
+    bump_revision()
+    vocabulary.ensure_fresh()
+    assert set(VocabularyWord.objects.values_list("word", flat=True)) == {
+        "lachambre", "des", "deputes", "l", "oeuvre"}
+
+
+@pytest.mark.parametrize(("query", "text"), [
+    ("Floquet", "Le président du conseil, M. Floqnet, répond."),
+    ("Clemenceau", "M. Clémenceaa demande la parole."),
+    ("Chambre des députés", "la Chainbre des dépntés a voté"),
+    ("Chambre", "séance de laChambre hier"),
+])
+def test_fuzzy_finds_ocr_variants(archive, query, text):
+    damaged = archive.document("debats", [text])
+    archive.document("debats", ["Rien à voir avec le sujet du jour."])
+    bump_revision()
+    assert doc_ids(substring.search(query, Constraints(cap=5), mode="fuzzy")) == [damaged.pk]
+
+
+def test_exact_phrase_spans_glued_words_and_punctuation_and_ranks_above_fuzzy(archive):
+    glued = archive.document("debats", ["Vote de laChambre des deputés hier."])
+    variant = archive.document("debats", ["Vote de la Chanbre des députés hier."])
+    apart = archive.document("debats", ["La Chambre vote; les députés partent."])
+    paren = archive.document("debats", ["(M. Guillaumou) proteste."])
+    bump_revision()
+    hits = substring.search("chambre des députés", Constraints(cap=5))
+    assert doc_ids(hits)[0] == glued.pk and hits[0].score >= 1.0
+    assert variant.pk in doc_ids(hits) and all(h.score < 1.0 for h in hits[1:])
+    exact = substring.search("Chambre des Députés", Constraints(cap=5), mode="exact")
+    assert doc_ids(exact) == [glued.pk]
+    assert apart.pk not in doc_ids(exact)
+    assert doc_ids(substring.search("Guillaumou)", Constraints(cap=5), mode="exact")) == [
+        paren.pk]
+    assert substring.search("100%_sur", Constraints(cap=5), mode="exact") == []
+
+
+def test_fuzzy_hits_honour_every_constraint_inside_the_query(archive, day):
+    in_window = archive.document("gaulois", ["M. Floqnet parle.", "Floquet encore."],
+                                 date=day(2, 1))
+    later = archive.document("gaulois", ["M. Floquct à la tribune."], date=day(5, 1))
+    other = archive.document("intran", ["M. Floquet répond."], date=day(2, 2))
+    bump_revision()
+
+    def run(**changes):
+        return substring.search("Floquet", Constraints(**{"cap": 10, **changes}), mode="fuzzy")
+
+    assert set(doc_ids(run())) == {in_window.pk, later.pk, other.pk}
+    assert set(doc_ids(run(sub_corpora=["gaulois"]))) == {in_window.pk, later.pk}
+    assert set(doc_ids(run(date_window=DateWindow(day(1, 15), day(2, 15))))) == {
+        in_window.pk, other.pk}
+    assert set(doc_ids(run(document_ids=[later.pk]))) == {later.pk}
+    assert set(doc_ids(run(exclude_document_ids=[other.pk]))) == {in_window.pk, later.pk}
+    assert set(doc_ids(run(exclude_document_keys=[later.key]))) == {in_window.pk, other.pk}
+    first, second = in_window.chunks.order_by("ordinal")
+    best = [h for h in run() if h.document_id == in_window.pk][0]
+    assert best.chunk_id == second.pk  # exact spelling beats the OCR variant within a document
+    kept = [h for h in run(exclude_chunk_ids=[second.pk]) if h.document_id == in_window.pk]
+    assert [h.chunk_id for h in kept] == [first.pk]
+    assert len(run(cap=2)) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_refreshes_build_the_vocabulary_once():
+    ArchiveBuilder().document("p", ["Panama et les chéquards."])
+    bump_revision()
+    results = []
+
+    def refresh():
+        try:
+            results.append(vocabulary.refresh())
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=refresh) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == [False, False, True]
+    assert VocabularyWord.objects.filter(word="chequards").exists()
+    assert vocabulary.ensure_fresh() is False
