@@ -6,14 +6,17 @@ The offline policy drives the same engine as the LLM policy, with rules instead 
 - step: review the pending batch; otherwise run the next unused search from a fixed queue
   (BM25 on entities and terms, dense on the sub-question, substring on names, temporal around
   known dates, BM25 on briefing hints), then finish;
-- judge: accept, hold or reject from the share of the question's content words found in the
-  chunk (accent-folded, stemmed, OCR-tolerant) and from how many channels ranked it, and how high;
-  every rationale states the matched words and the agreeing channels;
+- judge: accept the head of the fused warm start when it shares some of the question's content
+  words (accent-folded, stemmed, OCR-tolerant) or names its person; accept a single-channel find
+  only at the very top with most of q; hold the middle, reject the rest; at most
+  `max_accepted` documents per sub-question; every rationale states the matched words, the
+  retrieval rank and the channels that ranked the chunk;
 - held re-evaluation: promote held chunks whose document already has an accepted chunk, or that
-  match most of the evidence words accepted chunks matched;
+  match nearly all the evidence words accepted chunks matched, while there is room;
 - briefing: built from the accepted chunks; replanning: adds a sub-question on an uncovered
   sub-corpus only when the previous one accepted nothing;
-- ranking: interleave sub-questions by acceptance order, then by the rationale's overlap score.
+- ranking: order by the retrieval rank stated in the rationale, raised by its q-term overlap
+  and by a date within days of another sub-corpus's lead source (coverage of one event).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from agent.engine.policy import (
     LLMCall,
     PlanContext,
     RankContext,
+    RankItem,
     ReplanContext,
     StepContext,
 )
@@ -57,6 +61,10 @@ from agent.engine.text import (
 from agent.engine.types import Candidate, SubQuestion
 
 _SCORE = re.compile(r"q-terms (\d+)/(\d+)")
+_SOURCE = re.compile(r"(warm start|\w+ search) #(\d+)")
+_SEARCH_OFFSET = 5  # a single-channel find ranks after the warm start's head
+_UNRANKED = 10  # accepted without a stated rank (e.g. promoted on evidence words)
+_DAYS = 3
 
 
 class OfflinePolicy:
@@ -64,11 +72,17 @@ class OfflinePolicy:
 
     name = "offline policy (no LLM)"
 
-    def __init__(self, *, accept_share: float = 0.4, hold_share: float = 0.2,
-                 promote_share: float = 0.6, rationale_max: int = 120) -> None:
+    def __init__(self, *, accept_share: float = 0.5, hold_share: float = 0.2,
+                 promote_share: float = 0.8, accept_rank: int = 5, max_accepted: int = 5,
+                 share_weight: float = 2.0, date_bonus: float = 1.0,
+                 rationale_max: int = 120) -> None:
         self.accept_share = accept_share
         self.hold_share = hold_share
         self.promote_share = promote_share
+        self.accept_rank = accept_rank
+        self.max_accepted = max_accepted
+        self.share_weight = share_weight
+        self.date_bonus = date_bonus
         self.rationale_max = rationale_max
 
     # -- planning -----------------------------------------------------------------------------
@@ -104,7 +118,14 @@ class OfflinePolicy:
             next_steps="",
         )
         if ctx.pending:
-            verdicts = [self.judge(ctx, terms, c) for c in ctx.pending]
+            docs = {a.document_id for a in ctx.accepted}
+            verdicts = []
+            for rank, candidate in enumerate(ctx.pending, start=1):
+                room = len(docs) < self.max_accepted or candidate.document_id in docs
+                verdict = self.judge(ctx, terms, candidate, rank=rank, room=room)
+                if verdict.verdict == "accept":
+                    docs.add(candidate.document_id)
+                verdicts.append(verdict)
             return AgentStep(thought="review the pending batch", action="review",
                              args={"verdicts": [v.model_dump() for v in verdicts]},
                              memory_update=memory)
@@ -148,32 +169,40 @@ class OfflinePolicy:
             queue.append({"channel": "bm25", "query": " ".join([*names, *hints]), **base})
         return queue
 
-    def judge(self, ctx: StepContext, terms: list[str], candidate: Candidate) -> Verdict:
-        """Judge one chunk from term overlap with q and channel agreement."""
+    def judge(self, ctx: StepContext, terms: list[str], candidate: Candidate, *, rank: int = 1,
+              room: bool = True) -> Verdict:
+        """Judge one chunk from term overlap with q, its rank in the batch and channel agreement."""
         matcher = TermMatcher(candidate.text)
         matched = matcher.matched(terms)
         share = len(matched) / len(terms) if terms else 0.0
         names = [fold(n) for n in _surnames(ctx.sub_question.entities)]
         name_hit = any(matcher.matches(n) for n in names)
         ranks = candidate.channel_ranks
-        best = min(ranks.values()) if ranks else 99
-        agree = len(ranks)
-        if share >= self.accept_share or (name_hit and share >= self.hold_share) or (
-            agree >= 2 and best <= 3 and share >= self.hold_share
-        ):
+        warm = not ctx.searches
+        if warm:
+            # The fused warm start is where the sources are: its head is accepted on any overlap.
+            source = f"warm start #{rank}"
+            strong = rank <= self.accept_rank and (share >= self.hold_share or name_hit)
+            middle = rank <= 2 * self.accept_rank and share >= self.hold_share
+        else:
+            # A single channel is weaker evidence: only its very top, with most of q, is accepted.
+            source = f"{ctx.searches[-1].channel} search #{rank}"
+            strong = rank <= 2 and share >= self.accept_share and (name_hit or not names)
+            middle = share >= self.accept_share * 0.75
+        if strong and room:
             verdict: Literal["accept", "reject", "hold"] = "accept"
-        elif share >= self.hold_share or (agree >= 2 and best <= 5):
+        elif strong or middle:
             verdict = "hold"
         else:
             verdict = "reject"
-        channels = " ".join(f"{name}#{rank}" for name, rank in sorted(ranks.items())) or "none"
+        channels = " ".join(f"{name}#{r}" for name, r in sorted(ranks.items())) or "none"
         head = f"q-terms {len(matched)}/{len(terms)}"
-        tail = f"; channels {channels}"
-        room = self.rationale_max - len(head) - len(tail) - 2
+        tail = f"; {source}; channels {channels}"
+        space = self.rationale_max - len(head) - len(tail) - 2
         words = ""
         for term in matched:
             piece = (", " if words else "") + term
-            if len(words) + len(piece) > room:
+            if len(words) + len(piece) > space:
                 break
             words += piece
         rationale = (head + (f": {words}" if words else "") + tail)[: self.rationale_max]
@@ -197,9 +226,10 @@ class OfflinePolicy:
                 note = f"sibling of accepted chunk; {held.rationale}"
                 promotions.append(Promotion(chunk_id=held.candidate.chunk_id, rationale=note))
                 continue
-            if len(evidence) >= 2:
+            if len(evidence) >= 2 and len(accepted_docs) < self.max_accepted:
                 hits = TermMatcher(held.candidate.text).matched(evidence)
                 if len(hits) >= 2 and len(hits) / len(evidence) >= self.promote_share:
+                    accepted_docs.add(doc)
                     promotions.append(Promotion(
                         chunk_id=held.candidate.chunk_id,
                         rationale=f"matches {len(hits)}/{len(evidence)} evidence words: "
@@ -225,7 +255,8 @@ class OfflinePolicy:
             summary=f"{len(ctx.accepted)} source(s) accepted for sub-question "
             f"{ctx.index + 1} ({ctx.finish_reason}); matched: {', '.join(found[:8]) or 'none'}",
             confirmed_facts=[f"{a.document_id}: {a.rationale}" for a in ctx.accepted],
-            confirmed_dates=sorted({a.date for a in ctx.accepted if a.date}),
+            # Strongest source first: later sub-questions search around its date.
+            confirmed_dates=list(dict.fromkeys(a.date for a in ctx.accepted if a.date)),
             confirmed_entities=[n for n, c in sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))
                                 if c >= 2][:10],
             gaps=[t for t in terms if t not in matched],
@@ -234,22 +265,48 @@ class OfflinePolicy:
         )
 
     def rank_group(self, ctx: RankContext, calls: list[LLMCall]) -> RankOutput:
-        """Interleave sub-questions by acceptance order, then prefer the higher overlap score."""
-        def key(position: int) -> tuple[int, float, int]:
-            item = ctx.items[position]
-            return (min(item.positions or [0]), -_overlap(item.rationales), position)
+        """Order by retrieval rank and q-term overlap, lifting sources dated alongside a lead."""
+        evidence = [_evidence(item.rationales) for item in ctx.items]
+        leads = [item for item, (rank, _) in zip(ctx.items, evidence, strict=True) if rank == 1]
 
-        order = sorted(range(len(ctx.items)), key=key)
+        def score(position: int) -> tuple[float, int, int]:
+            item = ctx.items[position]
+            rank, share = evidence[position]
+            corroborated = any(_dated_together(item, lead) for lead in leads)
+            value = -rank + self.share_weight * share + (self.date_bonus if corroborated else 0)
+            return (-value, min(item.positions or [0]), position)
+
+        order = sorted(range(len(ctx.items)), key=score)
         return RankOutput(order=[ctx.items[i].document_id for i in order])
 
 
-def _overlap(rationales: list[str]) -> float:
-    best = 0.0
+def _evidence(rationales: list[str]) -> tuple[int, float]:
+    """Read the best retrieval rank and q-term overlap stated in a document's rationales."""
+    rank, share = _UNRANKED, 0.0
     for rationale in rationales:
         match = _SCORE.search(rationale)
         if match and int(match.group(2)):
-            best = max(best, int(match.group(1)) / int(match.group(2)))
-    return best
+            share = max(share, int(match.group(1)) / int(match.group(2)))
+        found = _SOURCE.search(rationale)
+        if found:
+            offset = 0 if found.group(1) == "warm start" else _SEARCH_OFFSET
+            rank = min(rank, offset + int(found.group(2)))
+    return rank, share
+
+
+def _dated_together(item: RankItem, lead: RankItem) -> bool:
+    """Tell whether two sources of different sub-corpora are dated within a few days.
+
+    Papers report a sitting in the next days and cover the same event within days of each
+    other, so a date close to a lead source from elsewhere is corroborating evidence.
+    """
+    if item.sub_corpus == lead.sub_corpus or not item.date or not lead.date:
+        return False
+    try:
+        gap = (date.fromisoformat(item.date[:10]) - date.fromisoformat(lead.date[:10])).days
+    except ValueError:
+        return False
+    return abs(gap) <= _DAYS
 
 
 def _surnames(entities: tuple[str, ...] | list[str]) -> list[str]:

@@ -15,6 +15,9 @@ PRESS_WORDS = ("la presse", "presse", "journaux", "journal", "quotidien", "quoti
 # Comparisons between newspapers stay inside the press.
 PRESS_ONLY = ("deux journaux", "quel journal", "quels journaux", "lequel des journaux",
               "des deux journaux")
+# "lequel ..., et lequel ..." contrasts two sources of one kind: the debates are a single
+# record, so the contrast is between newspapers, whatever the topic's words.
+_CONTRAST = re.compile(r"\b(?:lequel|laquelle)\b")
 _ARTICLES = re.compile(r"^(le |la |les |l'|l’)")
 _CLAUSE = re.compile(
     r",?\s+et\s+(?=(?:quel|quelle|quels|quelles|comment|pourquoi|lequel|laquelle|qui|que"
@@ -61,13 +64,22 @@ def mentioned_targets(question: str, infos: list[SubCorpusInfo]) -> list[str]:
             named_press = named_press or is_press(info)
     debate_pos = [p for p in (_find(folded, w) for w in DEBATE_WORDS) if p >= 0]
     press_pos = [p for p in (_find(folded, w) for w in PRESS_WORDS) if p >= 0]
-    press_only = any(_find(folded, w) >= 0 for w in PRESS_ONLY)
+    press_only = any(_find(folded, w) >= 0 for w in PRESS_ONLY) or len(
+        _CONTRAST.findall(folded)) >= 2
+    if press_only:
+        # Comparing sources of one kind: drop the debates, name every paper if none is named.
+        for info in infos:
+            if is_debate(info):
+                found.pop(info.slug, None)
+            elif is_press(info) and not named_press:
+                found.setdefault(info.slug, min(press_pos or [len(folded)]))
+        return sorted(found, key=lambda slug: (found[slug], slug))
     if press_pos and not named_press:
         for info in infos:
             if is_press(info):
                 found.setdefault(info.slug, min(press_pos))
-        # "what the press said" about an event implies the record of the event itself.
-        if not press_only and not debate_pos and _find(folded, "presse") >= 0:
+        # What the press said about an event implies the record of the event itself.
+        if not debate_pos:
             debate_pos = [len(folded)]
     if debate_pos and not (named_press and not press_pos):
         for info in infos:
