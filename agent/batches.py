@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field
+
+from trace_site.jsonl import json_objects
 
 MAX_QUESTIONS = 2000
 
@@ -38,15 +39,9 @@ def parse_batch_file(name: str, raw: bytes) -> list[QuestionRow]:
 
 def _parse_jsonl(text: str) -> list[QuestionRow]:
     rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BatchFileError(f"Line {number}: not valid JSON ({exc.msg}).") from None
-        if not isinstance(record, dict):
-            raise BatchFileError(f"Line {number}: expected a JSON object.")
+    for number, record, problem in json_objects(text.splitlines()):
+        if record is None:
+            raise BatchFileError(f"Line {number}: {problem}.")
         rows.append(_row(record, number))
     return rows
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from trace_site.jsonl import json_objects
+
 REQUIRED = {"qid": str, "question": str, "question_type": str, "gold_ids": list}
 
 
@@ -19,15 +21,9 @@ def load_questions(path: Path) -> list[dict]:
     questions: list[dict] = []
     seen: set[str] = set()
     with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise QuestionsError(f"{path.name} line {number}: not valid JSON ({exc})") from exc
-            if not isinstance(item, dict):
-                raise QuestionsError(f"{path.name} line {number}: expected a JSON object")
+        for number, item, problem in json_objects(handle):
+            if item is None:
+                raise QuestionsError(f"{path.name} line {number}: {problem}")
             for key, kind in REQUIRED.items():
                 if not isinstance(item.get(key), kind):
                     raise QuestionsError(
