@@ -140,3 +140,18 @@ def test_pool_option_restricts_candidates_to_a_corpus_file(tiny, tmp_path):
     ranked = {d for q in result["per_question"] for d in q["ranked_ids"]}
     assert ranked <= {"gaulois:g1", "intran:i1"}
     assert "2 documents of pool.jsonl" in result["settings"]["pool"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_workers_give_the_same_rows_in_question_order(tiny, tmp_path):
+    from retrieval.evaluation.runner import evaluate_system
+
+    questions = [json.loads(line) for line in tiny.read_text().splitlines()] * 3
+    for i, question in enumerate(questions):
+        question["qid"] = f"q{i}"
+    kwargs = {"ks": [2, 10], "sub_corpus_of": {}, "genre_of": {}, "progress": False}
+    one = evaluate_system("hybrid-per-subcorpus", questions, EvalConfig(), **kwargs)
+    many = evaluate_system("hybrid-per-subcorpus", questions, EvalConfig(), workers=4, **kwargs)
+    assert [q["qid"] for q in many["per_question"]] == [q["qid"] for q in questions]
+    assert [q["ranked_ids"] for q in many["per_question"]] == [
+        q["ranked_ids"] for q in one["per_question"]]

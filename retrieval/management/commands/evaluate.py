@@ -40,6 +40,8 @@ class Command(BaseCommand):
                             help="restrict the candidate pool to the doc_ids of a corpus JSONL")
         parser.add_argument("--keep", type=int, default=20,
                             help="ranked ids stored per question in results.json")
+        parser.add_argument("--workers", type=int, default=1,
+                            help="questions run at once (threads); useful for LLM systems")
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args, **options):
@@ -107,6 +109,7 @@ class Command(BaseCommand):
             result = evaluate_system(
                 name, questions, config, ks=ks, sub_corpus_of=sub_corpus_of, genre_of=genre_of,
                 progress=not options["no_progress"], keep_ranked=options["keep"],
+                workers=max(1, options["workers"]),
             )
             result.update(meta)
             target = out / _dirname(name) if several else out
