@@ -61,5 +61,7 @@ def configured_chat_model() -> ChatModel:
 
 def usage_cost(input_tokens: int, output_tokens: int) -> float:
     """Price the usage with the configured per-million-token prices."""
-    return (input_tokens * settings.TRACE_LLM_PRICE_INPUT_PER_M
-            + output_tokens * settings.TRACE_LLM_PRICE_OUTPUT_PER_M) / 1_000_000
+    from agent.engine.openai_chat import token_cost
+
+    return token_cost(input_tokens, output_tokens, settings.TRACE_LLM_PRICE_INPUT_PER_M,
+                      settings.TRACE_LLM_PRICE_OUTPUT_PER_M)

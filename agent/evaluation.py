@@ -8,22 +8,10 @@ from django.conf import settings
 
 from agent.engine.config import EngineConfig
 from agent.engine.investigation import run_investigation
+from agent.engine.testing import ListSink
 from agent.engine.types import Event
 from agent.retriever import ArchiveRetriever
 from retrieval.evaluation.systems import EvalConfig, SystemRun, register_system
-
-
-class CollectingSink:
-    """Keep the events of one run in memory (evaluation persists nothing)."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
-
-    def cancelled(self) -> bool:
-        return False
 
 
 def agent_extras(events: list[Event], result) -> dict:
@@ -58,7 +46,7 @@ def _engine_system(make_policy):
         retriever = ArchiveRetriever(allowed_sub_corpora=config.sub_corpora)
 
         def system(question: dict) -> SystemRun:
-            sink = CollectingSink()
+            sink = ListSink()  # evaluation keeps events in memory and persists nothing
             started = time.perf_counter()
             result = run_investigation(question["question"], policy=make_policy(),
                                        retriever=retriever, sink=sink, config=EngineConfig())

@@ -9,6 +9,7 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 
 from agent.models import DocumentNote, Investigation, Step, Verdict
+from archive.selectors import documents_by_keys
 
 SEARCH_KINDS = ("search", "warm_start")
 
@@ -140,18 +141,6 @@ def ranked_document_keys(investigation: Investigation, sources: dict[str, Source
                         key=lambda k: -sources[k].confirmations)
     extra = [key for key, s in sources.items() if s.state == "accepted" and key not in ranked]
     return ranked + extra
-
-
-def documents_by_keys(keys: list[str]) -> dict:
-    """Map `slug:external_id` keys to Document rows (missing keys are left out)."""
-    from archive.models import Document
-
-    wanted = Q(pk__in=[])
-    for key in keys:
-        slug, _, external_id = key.partition(":")
-        wanted |= Q(sub_corpus__slug=slug, external_id=external_id)
-    found = Document.objects.filter(wanted).select_related("sub_corpus").defer("text")
-    return {doc.key: doc for doc in found}
 
 
 def _attach_documents(sources: dict[str, Source]) -> None:

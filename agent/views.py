@@ -16,6 +16,7 @@ from agent.forms import AskForm, BatchForm
 from agent.models import Batch, Investigation, Verdict
 from agent.stats import batch_summary
 from archive.models import SubCorpus
+from archive.selectors import document_by_key
 
 STEP_PAGE = 200  # steps sent per poll: a long backlog arrives over a few polls
 
@@ -147,7 +148,7 @@ def evidence(request, pk: int):
     key = request.GET.get("doc", "")
     context.update(document_key=key,
                    links=selectors.evidence_path(context["investigation"], key),
-                   document=selectors.documents_by_keys([key]).get(key))
+                   document=document_by_key(key))
     return render(request, "agent/evidence.html", context)
 
 
@@ -211,7 +212,7 @@ def open_source(request, pk: int):
     key = request.GET.get("doc", "")
     if not context["investigation"].verdicts.filter(document_key=key).exists():
         return HttpResponseBadRequest("This document has no verdict in this investigation.")
-    document = selectors.documents_by_keys([key]).get(key)
+    document = document_by_key(key)
     if document is None:
         return HttpResponseBadRequest("This document is no longer in the archive.")
     url = reverse("document_detail", args=[document.pk])

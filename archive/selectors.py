@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 
-from django.db.models import Count, Max, Min, QuerySet
+from django.db.models import Count, Max, Min, Q, QuerySet
 
 from archive.models import Chunk, Document, SubCorpus
 
@@ -34,16 +35,20 @@ def document_list(
     )
 
 
+def documents_by_keys(keys: Iterable[str]) -> dict[str, Document]:
+    """Map "<sub-corpus slug>:<external id>" keys to documents (text deferred); others left out."""
+    wanted = Q(pk__in=[])
+    for key in keys:
+        slug, sep, external_id = key.partition(":")
+        if sep:
+            wanted |= Q(sub_corpus__slug=slug, external_id=external_id)
+    found = Document.objects.filter(wanted).select_related("sub_corpus").defer("text")
+    return {doc.key: doc for doc in found}
+
+
 def document_by_key(key: str) -> Document | None:
     """Return the document for "<sub-corpus slug>:<external id>", or None."""
-    slug, sep, external_id = key.partition(":")
-    if not sep:
-        return None
-    return (
-        Document.objects.select_related("sub_corpus")
-        .filter(sub_corpus__slug=slug, external_id=external_id)
-        .first()
-    )
+    return documents_by_keys([key]).get(key)
 
 
 def document_chunks(document: Document) -> list[Chunk]:

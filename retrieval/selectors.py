@@ -26,21 +26,6 @@ def sub_corpus_choices() -> list[SubCorpus]:
     return list(SubCorpus.objects.order_by("slug"))
 
 
-def document_ids_for_keys(keys: Iterable[str]) -> dict[str, int]:
-    """Return document key -> id for the keys that exist in the archive."""
-    wanted: dict[str, set[str]] = {}
-    for key in keys:
-        slug, _, external_id = key.partition(":")
-        wanted.setdefault(slug, set()).add(external_id)
-    found: dict[str, int] = {}
-    for slug, external_ids in wanted.items():
-        rows = Document.objects.filter(
-            sub_corpus__slug=slug, external_id__in=external_ids
-        ).values_list("external_id", "id")
-        found.update({f"{slug}:{external_id}": pk for external_id, pk in rows})
-    return found
-
-
 def genre_by_sub_corpus() -> dict[str, str]:
     """Return sub-corpus slug -> genre."""
     return dict(SubCorpus.objects.values_list("slug", "genre"))

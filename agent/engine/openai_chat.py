@@ -20,6 +20,12 @@ class ChatModelError(RuntimeError):
         self.retryable = retryable
 
 
+def token_cost(input_tokens: int, output_tokens: int, input_per_million: float,
+               output_per_million: float) -> float:
+    """Price tokens from per-million-token prices."""
+    return (input_tokens * input_per_million + output_tokens * output_per_million) / 1_000_000
+
+
 @dataclass
 class Usage:
     """Accumulate tokens and cost over the adapter's lifetime."""
@@ -105,5 +111,5 @@ class OpenAIChatModel:
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         """Price a call from per-million token prices."""
-        return (input_tokens * self.price_input_per_million
-                + output_tokens * self.price_output_per_million) / 1_000_000
+        return token_cost(input_tokens, output_tokens, self.price_input_per_million,
+                          self.price_output_per_million)

@@ -20,7 +20,6 @@ from retrieval.evaluation.questions import (
 from retrieval.evaluation.report import write_comparison, write_system
 from retrieval.evaluation.runner import evaluate_system
 from retrieval.evaluation.systems import EvalConfig, system_names
-from retrieval.selectors import document_ids_for_keys
 from retrieval.substring import FUZZY_THRESHOLD
 
 
@@ -65,7 +64,7 @@ class Command(BaseCommand):
             document_ids, pool_label = None, "whole archive"
             if options["pool"]:
                 pool_keys = load_pool(options["pool"])
-                found = document_ids_for_keys(pool_keys)
+                found = {key: key_to_id[key] for key in pool_keys if key in key_to_id}
                 missing = sorted(set(pool_keys) - set(found))
                 if missing:
                     raise QuestionsError(f"{options['pool'].name}: {len(missing)} doc_id(s) not "
