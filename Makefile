@@ -1,19 +1,20 @@
-# One entry point: `make run` starts TRACE on its embedded default, `make test` runs every test.
+# One entry point: `make run` starts TRACE on its embedded default, `make test` runs the linters
+# (ruff, mypy) and every test.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint stop eval bench clean-venv
+.PHONY: run test lint stop clean-venv
 
-$(STAMP): requirements.lock
+$(STAMP): requirements.lock requirements-dev.lock
 	@bash scripts/make-venv.sh $(VENV)
 	@touch $(STAMP)
 
 run: $(STAMP)
 	$(PY) manage.py serve
 
-test: $(STAMP)
+test: lint
 	$(PY) -m pytest
 
 lint: $(STAMP)
@@ -21,10 +22,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 stop: $(STAMP)
-	$(PY) -c "from pathlib import Path; from trace_site import embedded; import os; \
-d=Path(os.environ.get('TRACE_DATA_DIR','data')).resolve(); \
-print('redis stopped' if embedded.stop_redis(d) else 'redis not running'); \
-print('postgres stopped' if embedded.stop_postgres(d) else 'postgres not running')"
+	$(PY) manage.py stop
 
 clean-venv:
 	rm -rf $(VENV)

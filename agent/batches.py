@@ -6,7 +6,7 @@ import csv
 import io
 from dataclasses import dataclass, field
 
-from trace_site.jsonl import json_objects
+from common.jsonl import json_objects
 
 MAX_QUESTIONS = 2000
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 from agent.engine.ports import ChatModel
-from agent.engine.prompting import prompt_hash
+from agent.engine.prompting import Prompt
 from agent.engine.replay import RecordedCall, ReplayChatModel
 from agent.engine.types import ChatResult
 from agent.models import Investigation, LLMCall
+from agent.policies import role_models
 
 
 class PersistingChatModel:
@@ -19,11 +21,12 @@ class PersistingChatModel:
         self.investigation = investigation
         self.next_ordinal = next_ordinal
 
-    def complete(self, *, role: str, system: str, user: str) -> ChatResult:
-        result = self.inner.complete(role=role, system=system, user=user)
+    def complete(self, prompt: Prompt) -> ChatResult:
+        """Ask the inner model, then store the reply before anyone parses it."""
+        result = self.inner.complete(prompt)
         LLMCall.objects.create(
-            investigation=self.investigation, ordinal=self.next_ordinal, role=role,
-            prompt_hash=prompt_hash(system, user), model=result.model, response=result.text,
+            investigation=self.investigation, ordinal=self.next_ordinal, role=prompt.role,
+            prompt_hash=prompt.hash, model=result.model, response=result.text,
             input_tokens=result.input_tokens, output_tokens=result.output_tokens,
             cached_tokens=result.cached_tokens, seconds=result.seconds,
         )
@@ -46,22 +49,16 @@ def configured_chat_model() -> ChatModel:
     """Build the OpenAI-compatible client from TRACE_LLM_* settings."""
     from agent.engine.openai_chat import OpenAIChatModel
 
+    if not settings.TRACE_LLM_BASE_URL:
+        # Never fall back to a client library's default endpoint: archive text would leave
+        # the instance for a third party nobody configured.
+        raise ImproperlyConfigured(
+            "the LLM policy needs TRACE_LLM_BASE_URL; set it or use the offline policy"
+        )
     return OpenAIChatModel(
         base_url=settings.TRACE_LLM_BASE_URL,
         api_key=settings.TRACE_LLM_API_KEY or "none",
-        models={
-            "planner": settings.TRACE_LLM_PLANNER_MODEL,
-            "agent": settings.TRACE_LLM_AGENT_MODEL,
-            "reranker": settings.TRACE_LLM_RERANKER_MODEL,
-        },
+        models=role_models(),
         timeout=settings.TRACE_LLM_TIMEOUT,
         max_retries=settings.TRACE_LLM_MAX_RETRIES,
     )
-
-
-def usage_cost(input_tokens: int, output_tokens: int) -> float:
-    """Price the usage with the configured per-million-token prices."""
-    from agent.engine.openai_chat import token_cost
-
-    return token_cost(input_tokens, output_tokens, settings.TRACE_LLM_PRICE_INPUT_PER_M,
-                      settings.TRACE_LLM_PRICE_OUTPUT_PER_M)

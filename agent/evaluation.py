@@ -7,25 +7,24 @@ import time
 from django.conf import settings
 
 from agent.engine.config import EngineConfig
+from agent.engine.events import Event, SearchRan, VerdictGiven, WarmStartRan
 from agent.engine.investigation import run_investigation
-from agent.engine.testing import ListSink
-from agent.engine.types import Event
+from agent.engine.sinks import ListSink
 from agent.retriever import ArchiveRetriever
 from retrieval.evaluation.systems import EvalConfig, SystemRun, register_system
 
 
 def agent_extras(events: list[Event], result) -> dict:
     """Derive the accepted / held / rejected / surfaced sets and usage from a run's events."""
-    accepted = {c.document_id for chunks in result.accepted.values() for c in chunks}
+    accepted = {c.document_key for chunks in result.accepted.values() for c in chunks}
     held = set(result.held_documents) - accepted
     verdict_docs: dict[str, set[str]] = {}
     surfaced: set[str] = set()
     for event in events:
-        if event.kind in ("search", "warm_start"):
-            surfaced.update(event.payload.get("document_ids", []))
-        elif event.kind == "verdict":
-            verdict_docs.setdefault(event.payload["verdict"], set()).add(
-                event.payload["document_id"])
+        if isinstance(event, (SearchRan, WarmStartRan)):
+            surfaced.update(event.document_keys)
+        elif isinstance(event, VerdictGiven):
+            verdict_docs.setdefault(event.verdict, set()).add(event.document_key)
     rejected = verdict_docs.get("reject", set()) - accepted - held
     counters = result.counters
     return {
@@ -43,7 +42,9 @@ def agent_extras(events: list[Event], result) -> dict:
 
 def _engine_system(make_policy):
     def factory(config: EvalConfig):
-        retriever = ArchiveRetriever(allowed_sub_corpora=config.sub_corpora)
+        # The evaluation pool (sub-corpora and/or documents) bounds every search of the run.
+        retriever = ArchiveRetriever(sub_corpora=config.sub_corpora,
+                                     document_ids=config.document_ids)
 
         def system(question: dict) -> SystemRun:
             sink = ListSink()  # evaluation keeps events in memory and persists nothing

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
+from agent.engine.events import ModelCalled
 from agent.models import Investigation
 from agent.selectors import Source, review_sources
 
@@ -199,11 +200,17 @@ def _md(text: str) -> str:
 
 
 def to_trace_json(investigation: Investigation) -> str:
-    """Everything needed to reproduce and audit the run: settings, model, prompts, every step."""
-    steps = list(investigation.steps.order_by("seq").values("seq", "kind", "subquestion",
-                                                             "payload", "created_at"))
-    prompts = sorted({(s["payload"].get("prompt_name", ""), s["payload"].get("prompt_hash", ""))
-                      for s in steps if s["kind"] == "llm_call"})
+    """Everything needed to reproduce and audit the run: settings, model, prompts, every step,
+    and every paid model reply."""
+    rows = list(investigation.steps.order_by("seq"))
+    events = [row.event for row in rows]
+    steps = [{"seq": event.seq, "kind": event.kind, "subquestion": event.subquestion,
+              "payload": event.payload(), "created_at": row.created_at}
+             for row, event in zip(rows, events, strict=True)]
+    prompts = sorted({(e.prompt_name, e.prompt_hash) for e in events if isinstance(e, ModelCalled)})
+    replies = list(investigation.llm_call_records.order_by("ordinal").values(
+        "ordinal", "role", "prompt_hash", "model", "response", "input_tokens", "output_tokens",
+        "cached_tokens", "seconds", "created_at"))
     overrides = list(investigation.verdicts.filter(source="human").values(
         "document_key", "decision", "note", "user__username", "created_at"))
     notes = list(investigation.notes.values("document_key", "text", "user__username",
@@ -227,6 +234,7 @@ def to_trace_json(investigation: Investigation) -> str:
                   "model_seconds": investigation.model_seconds,
                   "engine_seconds": investigation.engine_seconds},
         "steps": steps,
+        "model_replies": replies,
         "overrides": overrides,
         "notes": notes,
         "created_at": investigation.created_at,

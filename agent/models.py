@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import secrets
+from functools import cached_property
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+
+from agent.engine.events import Event, event_from_json
+from agent.engine.policy_spec import OFFLINE_LABEL
+from agent.policies import PolicyChoice
 
 
 class Batch(models.Model):
@@ -48,8 +53,9 @@ class Investigation(models.Model):
     question_type = models.CharField(max_length=100, blank=True)
     gold_ids = models.JSONField(default=list, blank=True)
 
-    policy = models.CharField(max_length=20, default="offline")  # "offline" or "llm"
-    policy_label = models.CharField(max_length=200, default="offline policy (no LLM)")
+    policy = models.CharField(max_length=20, choices=PolicyChoice.choices,
+                              default=PolicyChoice.OFFLINE)
+    policy_label = models.CharField(max_length=200, default=OFFLINE_LABEL)
     engine_settings = models.JSONField(default=dict, blank=True)
     models_used = models.JSONField(default=dict, blank=True, help_text="model name per role")
 
@@ -121,7 +127,11 @@ class SubQuestion(models.Model):
 
 
 class Step(models.Model):
-    """One engine event, persisted append-only in the order the engine emitted it."""
+    """One engine event, persisted append-only in the order the engine emitted it.
+
+    `kind`, `seq` and `subquestion` are the event's envelope; `payload` holds its own fields
+    (`Event.payload()`); `event` reads the row back as its typed event.
+    """
 
     investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE,
                                       related_name="steps")
@@ -134,6 +144,18 @@ class Step(models.Model):
     class Meta:
         ordering = ["investigation_id", "seq"]
         constraints = [models.UniqueConstraint(fields=["investigation", "seq"], name="step_seq")]
+
+    @classmethod
+    def from_event(cls, investigation: Investigation, event: Event) -> Step:
+        """Build (unsaved) the row that stores one event."""
+        return cls(investigation=investigation, seq=event.seq, kind=event.kind,
+                   subquestion=event.subquestion, payload=event.payload())
+
+    @cached_property
+    def event(self) -> Event:
+        """Return the stored event, typed."""
+        return event_from_json({**self.payload, "kind": self.kind, "seq": self.seq,
+                                "subquestion": self.subquestion})
 
 
 class Verdict(models.Model):
@@ -173,7 +195,10 @@ class Verdict(models.Model):
 
 
 class LLMCall(models.Model):
-    """A paid model call with its reply, so an interrupted run resumes without paying twice."""
+    """A paid model call with its reply, so an interrupted run resumes without paying twice.
+
+    The only stored copy of a reply: the run's llm_call events carry usage, not the reply.
+    """
 
     investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE,
                                       related_name="llm_call_records")

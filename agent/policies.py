@@ -3,23 +3,40 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.db import models
 
 from agent.engine.config import EngineConfig
-from agent.models import Investigation
+from agent.engine.policy import Policy
+from agent.engine.policy_spec import OFFLINE_LABEL, PolicyKind, PolicySpec
 
-OFFLINE_LABEL = "offline policy (no LLM)"
+if TYPE_CHECKING:
+    from agent.models import Investigation
 
 
-def policy_identity() -> tuple[str, str, dict[str, str]]:
-    """Return (policy kind, label shown everywhere, model per role) for new investigations."""
+class PolicyChoice(models.TextChoices):
+    """The engine's PolicyKind, as stored on an investigation."""
+
+    OFFLINE = PolicyKind.OFFLINE.value, OFFLINE_LABEL
+    LLM = PolicyKind.LLM.value, "LLM"
+
+
+def role_models() -> dict[str, str]:
+    """Return the configured model name per role."""
+    return {"planner": settings.TRACE_LLM_PLANNER_MODEL,
+            "agent": settings.TRACE_LLM_AGENT_MODEL,
+            "reranker": settings.TRACE_LLM_RERANKER_MODEL}
+
+
+def configured_policy() -> PolicySpec:
+    """Return the policy new investigations run with, read from the TRACE_LLM_* settings."""
+    prices = {"price_input_per_million": settings.TRACE_LLM_PRICE_INPUT_PER_M,
+              "price_output_per_million": settings.TRACE_LLM_PRICE_OUTPUT_PER_M}
     if settings.TRACE_LLM_BASE_URL:
-        models = {"planner": settings.TRACE_LLM_PLANNER_MODEL,
-                  "agent": settings.TRACE_LLM_AGENT_MODEL,
-                  "reranker": settings.TRACE_LLM_RERANKER_MODEL}
-        return "llm", f"LLM: {settings.TRACE_LLM_AGENT_MODEL}", models
-    return "offline", OFFLINE_LABEL, {}
+        return PolicySpec(PolicyKind.LLM, role_models(), **prices)
+    return PolicySpec(PolicyKind.OFFLINE, {}, **prices)
 
 
 def engine_config(stored: dict | None = None) -> EngineConfig:
@@ -30,9 +47,9 @@ def engine_config(stored: dict | None = None) -> EngineConfig:
     return EngineConfig(**{k: v for k, v in stored.items() if k in known})
 
 
-def build_policy(investigation: Investigation):
+def build_policy(investigation: Investigation) -> Policy:
     """Return the policy that runs this investigation (replaying model replies already paid)."""
-    if investigation.policy == "llm":
+    if investigation.policy == PolicyChoice.LLM:
         from agent.chat import configured_chat_model, resumable_chat_model
         from agent.engine.llm_policy import LLMPolicy
 

@@ -2,107 +2,66 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import logging
-
-from agent.engine.types import Candidate, SearchRequest, SubCorpusInfo
-from archive.models import SubCorpus
-from retrieval import phase1
-from retrieval.selectors import chunk_texts
-from retrieval.types import DateWindow
-
-logger = logging.getLogger(__name__)
+from archive.models import Document, SubCorpus
+from common.search import Hit, SearchRequest, SubCorpusInfo
+from retrieval.search import search
+from retrieval.selectors import with_passages
+from retrieval.warm_start import warm_start
 
 
 class ArchiveRetriever:
     """Answer the engine's warm starts and searches with the real channels.
 
-    `allowed_sub_corpora` restricts every search to a pool (an evaluation on a slice of the
-    archive); an explicit sub-corpus outside the pool finds nothing.
+    `sub_corpora` and `document_ids` restrict every search to a pool (an evaluation on a slice
+    of the archive): the restriction is applied inside each channel's query, a request for a
+    sub-corpus outside the pool finds nothing, and only the pool's sub-corpora are offered.
     """
 
-    def __init__(self, allowed_sub_corpora: tuple[str, ...] | None = None):
-        self.allowed = allowed_sub_corpora
+    def __init__(self, *, sub_corpora: tuple[str, ...] | None = None,
+                 document_ids: tuple[int, ...] | None = None) -> None:
+        self.allowed_sub_corpora = None if sub_corpora is None else tuple(sub_corpora)
+        self.allowed_documents = None if document_ids is None else tuple(document_ids)
 
     def sub_corpora(self) -> list[SubCorpusInfo]:
+        """List the sub-corpora the engine may plan over (those of the pool, if any)."""
         rows = SubCorpus.objects.order_by("slug")
-        if self.allowed is not None:
-            rows = rows.filter(slug__in=self.allowed)
+        if self.allowed_sub_corpora is not None:
+            rows = rows.filter(slug__in=self.allowed_sub_corpora)
+        if self.allowed_documents is not None:
+            holding = Document.objects.filter(pk__in=self.allowed_documents)
+            rows = rows.filter(pk__in=holding.values("sub_corpus_id"))
         return [
-            SubCorpusInfo(slug=sc.slug, name=sc.name, genre=sc.genre, description=sc.description)
+            SubCorpusInfo(slug=sc.slug, name=sc.name, genre=sc.genre, description=sc.description,
+                          language=sc.language)
             for sc in rows
         ]
 
-    def _scope(self, sub_corpus: str | None) -> str | tuple[str, ...] | None:
-        if self.allowed is None:
-            return sub_corpus or None
-        if sub_corpus:
-            return sub_corpus if sub_corpus in self.allowed else ()
-        return self.allowed
+    def warm_start(self, request: SearchRequest) -> list[Hit]:
+        """Fuse the channels inside the pool; hits come with their passages."""
+        inside = self.within_pool(request)
+        return with_passages(warm_start(inside)) if inside is not None else []
 
-    def warm_start(self, query: str, *, sub_corpus: str | None, target_date: str | None,
-                   exclude_chunks: frozenset[int], exclude_documents: frozenset[str],
-                   limit: int) -> list[Candidate]:
-        scope = self._scope(sub_corpus)
-        if scope == ():
+    def search(self, request: SearchRequest) -> list[Hit]:
+        """Run one channel inside the pool; hits come with their passages."""
+        inside = self.within_pool(request)
+        if inside is None or (inside.channel == "temporal" and inside.window is None):
             return []
-        fused = phase1.warm_start(
-            query, sub_corpus=scope, target_date=_date(target_date),
-            exclude_chunks=sorted(exclude_chunks), exclude_documents=sorted(exclude_documents),
-            limit=limit,
-        )
-        texts = chunk_texts([hit.best_chunk_id for hit in fused])
-        return [
-            _candidate(hit.best_chunk_id, hit.document_key, hit.sub_corpus, hit.score,
-                       dict(hit.channel_ranks), texts)
-            for hit in fused if hit.best_chunk_id in texts
-        ]
+        return with_passages(search(inside))
 
-    def search(self, request: SearchRequest, *, exclude_chunks: frozenset[int],
-               exclude_documents: frozenset[str], limit: int) -> list[Candidate]:
-        try:
-            window = _window(request.date_from, request.date_to)
-        except ValueError as exc:
-            logger.info("ignoring a search with a bad date window: %s", exc)
-            return []
-        scope = self._scope(request.sub_corpus)
-        if (request.channel == "temporal" and window is None) or scope == ():
-            return []
-        results = phase1.search(phase1.SearchRequest(
-            channel=request.channel, query=request.query, window=window,
-            sub_corpus=scope, exclude_chunks=sorted(exclude_chunks),
-            exclude_documents=sorted(exclude_documents), cap=limit,
-        ))
-        texts = {r.hit.chunk_id: (r.chunk_text, r.document_title, r.document_date)
-                 for r in results}
-        return [
-            _candidate(r.hit.chunk_id, r.hit.document_key, r.hit.sub_corpus, r.hit.score,
-                       dict(r.channel_ranks), texts)
-            for r in results
-        ]
+    def within_pool(self, request: SearchRequest) -> SearchRequest | None:
+        """Narrow a request to the pool; None when nothing of the pool can match it."""
+        sub_corpora = _narrow(request.sub_corpora, self.allowed_sub_corpora)
+        document_ids = _narrow(request.document_ids, self.allowed_documents)
+        if sub_corpora == () or document_ids == ():
+            return None
+        return request.with_(sub_corpora=sub_corpora, document_ids=document_ids)
 
 
-def _candidate(chunk_id: int, key: str, sub_corpus: str, score: float,
-               ranks: dict[str, int], texts: dict) -> Candidate:
-    text, title, day = texts[chunk_id]
-    return Candidate(chunk_id=chunk_id, document_id=key, sub_corpus=sub_corpus,
-                     title=title or key, date=day.isoformat() if day else None, text=text,
-                     score=float(score), channel_ranks=ranks)
-
-
-def _date(value: str | None) -> dt.date | None:
-    if not value:
-        return None
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        return None
-
-
-def _window(date_from: str | None, date_to: str | None) -> DateWindow | None:
-    """Build an inclusive window; one open end is closed at the other end's day."""
-    start = dt.date.fromisoformat(date_from) if date_from else None
-    end = dt.date.fromisoformat(date_to) if date_to else None
-    if start is None and end is None:
-        return None
-    return DateWindow(start or end, end or start)
+def _narrow[T](asked: tuple[T, ...] | None, allowed: tuple[T, ...] | None) -> tuple[T, ...] | None:
+    """Intersect a restriction with the pool's, keeping the asked order (None = unrestricted)."""
+    if allowed is None:
+        return asked
+    if asked is None:
+        return allowed
+    pool = set(allowed)
+    return tuple(value for value in asked if value in pool)

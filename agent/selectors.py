@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
+from agent.engine.events import SearchRan, WarmStartRan
 from agent.models import DocumentNote, Investigation, Step, Verdict
+from archive.models import Document
 from archive.selectors import documents_by_keys
 
-SEARCH_KINDS = ("search", "warm_start")
+SEARCH_KINDS = (SearchRan.kind, WarmStartRan.kind)
 
 
 def investigations_for_user(user, *, query: str = "", status: str = "") -> QuerySet[Investigation]:
@@ -46,6 +48,7 @@ def investigation_for_viewer(user, pk: int, token: str = "") -> Investigation:
 
 
 def steps_after(investigation: Investigation, after_seq: int) -> QuerySet[Step]:
+    """Return the stored steps after a sequence number, in order (`step.event` reads one)."""
     return investigation.steps.filter(seq__gt=after_seq).order_by("seq")
 
 
@@ -64,7 +67,7 @@ class Source:
     notes: list[DocumentNote] = field(default_factory=list)
     confirmations: int = 0
     rank: int | None = None
-    document: object | None = None
+    document: Document | None = None
 
     @property
     def state(self) -> str:
@@ -155,7 +158,7 @@ class EvidenceLink:
 
     verdict: Verdict
     subquestion_text: str
-    search: Step | None
+    search: SearchRan | WarmStartRan | None
     chunk: object | None
 
 
@@ -170,22 +173,22 @@ def evidence_path(investigation: Investigation, document_key: str) -> list[Evide
     if not verdicts:
         raise Http404("This document has no verdict in this investigation")
     subquestions = {sq.index: sq.text for sq in investigation.sub_questions.all()}
-    searches = list(investigation.steps.filter(kind__in=SEARCH_KINDS).order_by("seq"))
+    searches = [event for step in investigation.steps.filter(kind__in=SEARCH_KINDS).order_by("seq")
+                if isinstance(event := step.event, SearchRan | WarmStartRan)]
     chunks = Chunk.objects.in_bulk([v.chunk_id for v in verdicts if v.chunk_id])
     links = []
     for verdict in verdicts:
         search = None
         if verdict.step is not None and verdict.chunk_id:
-            for step in searches:
-                if step.seq > verdict.step.seq:
+            for found in searches:
+                if found.seq > verdict.step.seq:
                     break
-                if step.subquestion == verdict.subquestion and verdict.chunk_id in (
-                    step.payload.get("chunk_ids") or []
-                ):
-                    search = step
+                if found.subquestion == verdict.subquestion and verdict.chunk_id in found.chunk_ids:
+                    search = found
         links.append(EvidenceLink(
             verdict=verdict,
-            subquestion_text=subquestions.get(verdict.subquestion, ""),
+            subquestion_text=("" if verdict.subquestion is None
+                              else subquestions.get(verdict.subquestion, "")),
             search=search,
             chunk=chunks.get(verdict.chunk_id),
         ))

@@ -10,11 +10,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from agent.chat import usage_cost
 from agent.engine.policy import Policy
 from agent.engine.ports import Retriever
 from agent.models import Batch, DocumentNote, Investigation, Verdict
-from agent.policies import build_policy, engine_config, policy_identity
+from agent.policies import build_policy, configured_policy, engine_config
 from agent.sink import DjangoEventSink
 
 logger = logging.getLogger(__name__)
@@ -43,11 +42,12 @@ def investigation_create(
         raise InvestigationError("The question is empty.")
     if date_from and date_to and date_from > date_to:
         raise InvestigationError("The start date is after the end date.")
-    policy, label, models_used = policy_identity()
+    policy = configured_policy()
     investigation = Investigation.objects.create(
         owner=owner, question=question, sub_corpus=sub_corpus or "", date_from=date_from,
         date_to=date_to, batch=batch, qid=qid, question_type=question_type,
-        gold_ids=list(gold_ids or []), policy=policy, policy_label=label, models_used=models_used,
+        gold_ids=list(gold_ids or []), policy=policy.kind, policy_label=policy.label,
+        models_used=policy.models,
         engine_settings=dataclasses.asdict(engine_config()),
     )
     if enqueue:
@@ -111,7 +111,7 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
         )
         raise
     counters = result.counters
-    cost = usage_cost(counters.input_tokens, counters.output_tokens)
+    cost = configured_policy().cost(counters.input_tokens, counters.output_tokens)
     status = (Investigation.Status.CANCELLED if result.status == "cancelled"
               else Investigation.Status.FINISHED)
     Investigation.objects.filter(pk=investigation_id).update(

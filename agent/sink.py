@@ -6,7 +6,14 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from agent.engine.types import Event
+from agent.engine.events import (
+    BriefingWritten,
+    Event,
+    ModelCalled,
+    SubQuestionFinished,
+    SubQuestionStarted,
+    VerdictGiven,
+)
 from agent.models import Investigation, Step, SubQuestion, Verdict
 
 
@@ -19,69 +26,65 @@ class DjangoEventSink:
         self.last_persisted_seq = last or 0
 
     def emit(self, event: Event) -> None:
+        """Store the event and update the tables projected from it, in one transaction."""
         if event.seq <= self.last_persisted_seq:
             return  # a resumed run replays what was already recorded
         with transaction.atomic():
-            step = Step.objects.create(
-                investigation=self.investigation,
-                seq=event.seq,
-                kind=event.kind,
-                subquestion=event.subquestion,
-                payload=event.payload,
-            )
-            project_event(self.investigation, step)
+            step = Step.from_event(self.investigation, event)
+            step.save()
+            project_event(self.investigation, step, event)
             Investigation.objects.filter(pk=self.investigation.pk).update(
                 heartbeat_at=timezone.now()
             )
         self.last_persisted_seq = event.seq
 
     def cancelled(self) -> bool:
+        """Tell the engine whether the investigation was asked to stop."""
         return Investigation.objects.filter(
             pk=self.investigation.pk, cancel_requested=True
         ).exists()
 
 
-def project_event(investigation: Investigation, step: Step) -> None:
+def project_event(investigation: Investigation, step: Step, event: Event) -> None:
     """Keep the query-friendly tables in step with the event log."""
-    payload = step.payload
-    if step.kind == "subquestion_start":
+    if isinstance(event, SubQuestionStarted) and event.subquestion is not None:
         SubQuestion.objects.update_or_create(
             investigation=investigation,
-            index=step.subquestion,
+            index=event.subquestion,
             defaults={
-                "text": payload.get("text", ""),
-                "target_sub_corpus": payload.get("target_sub_corpus") or "",
-                "entities": payload.get("entities") or [],
-                "target_date": payload.get("target_date") or "",
+                "text": event.text,
+                "target_sub_corpus": event.target_sub_corpus or "",
+                "entities": list(event.entities),
+                "target_date": event.target_date or "",
             },
         )
-    elif step.kind == "verdict":
+    elif isinstance(event, VerdictGiven):
         Verdict.objects.create(
             investigation=investigation,
             step=step,
-            subquestion=step.subquestion,
-            chunk_id=payload.get("chunk_id"),
-            document_key=payload.get("document_id", ""),
-            sub_corpus=payload.get("sub_corpus") or "",
-            decision=payload.get("verdict", "hold"),
-            rationale=payload.get("rationale", ""),
-            auto_held=bool(payload.get("auto_held")),
-            source=payload.get("source") or Verdict.Source.AGENT,
+            subquestion=event.subquestion,
+            chunk_id=event.chunk_id,
+            document_key=event.document_key,
+            sub_corpus=event.sub_corpus or "",
+            decision=event.verdict,
+            rationale=event.rationale,
+            auto_held=event.auto_held,
+            source=event.source or Verdict.Source.AGENT,
         )
-    elif step.kind == "llm_call":
+    elif isinstance(event, ModelCalled):
         # Live counters for the page; the run's final totals overwrite them when it ends.
         Investigation.objects.filter(pk=investigation.pk).update(
             llm_calls=F("llm_calls") + 1,
-            input_tokens=F("input_tokens") + int(payload.get("input_tokens") or 0),
-            output_tokens=F("output_tokens") + int(payload.get("output_tokens") or 0),
-            cached_tokens=F("cached_tokens") + int(payload.get("cached_tokens") or 0),
-            model_seconds=F("model_seconds") + float(payload.get("seconds") or 0.0),
+            input_tokens=F("input_tokens") + event.input_tokens,
+            output_tokens=F("output_tokens") + event.output_tokens,
+            cached_tokens=F("cached_tokens") + event.cached_tokens,
+            model_seconds=F("model_seconds") + event.seconds,
         )
-    elif step.kind == "briefing":
-        SubQuestion.objects.filter(investigation=investigation, index=step.subquestion).update(
-            briefing=payload.get("briefing", payload)
+    elif isinstance(event, BriefingWritten) and event.subquestion is not None:
+        SubQuestion.objects.filter(investigation=investigation, index=event.subquestion).update(
+            briefing=event.payload()
         )
-    elif step.kind == "finish" and step.subquestion is not None:
-        SubQuestion.objects.filter(investigation=investigation, index=step.subquestion).update(
-            finish_reason=payload.get("reason", "")
+    elif isinstance(event, SubQuestionFinished) and event.subquestion is not None:
+        SubQuestion.objects.filter(investigation=investigation, index=event.subquestion).update(
+            finish_reason=event.reason
         )

@@ -7,7 +7,10 @@ from django.db.models import Lookup
 
 
 class ILike(Lookup):
-    """``field__ilike="%pattern%"``: case-insensitive LIKE, the pattern passed through as is."""
+    """``field__ilike="%pattern%"``: case-insensitive LIKE, the pattern passed through as is.
+
+    Build patterns from user text with ``common.sql.like_pattern``.
+    """
 
     lookup_name = "ilike"
 
@@ -15,9 +18,3 @@ class ILike(Lookup):
         lhs, lhs_params = self.process_lhs(compiler, connection)
         rhs, rhs_params = self.process_rhs(compiler, connection)
         return f"{lhs} ILIKE {rhs}", [*lhs_params, *rhs_params]
-
-
-def like_pattern(text: str) -> str:
-    """Return ``%text%`` with LIKE wildcards in ``text`` escaped."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"

@@ -13,8 +13,9 @@ from tqdm import tqdm
 
 from archive.chunking import chunk_text
 from archive.embeddings import EmbeddingProvider, embed_passages_cached, get_provider
-from archive.importers import DocumentRecord, RecordError, SubCorpusInfo, read_records
+from archive.importers import DocumentRecord, RecordError, read_records
 from archive.models import Chunk, CorpusRevision, Document, SubCorpus
+from common.search import SubCorpusInfo
 
 ON_ERROR = ("refuse", "skip")
 
@@ -102,7 +103,7 @@ def _chunks_for(document: Document) -> list[Chunk]:
 
 
 def _embed_chunks(
-    chunks: list[Chunk], provider: EmbeddingProvider, on_progress: Callable[[int], None] | None
+    chunks: list[Chunk], provider: EmbeddingProvider, on_progress: Callable[[int], object] | None
 ) -> int:
     vectors, computed = embed_passages_cached(
         provider, [c.text for c in chunks], on_progress=on_progress
@@ -115,7 +116,7 @@ def _embed_chunks(
 
 def documents_write_batch(
     *, records: list[DocumentRecord], provider: EmbeddingProvider | None, report: IngestReport,
-    on_embedded: Callable[[int], None] | None = None,
+    on_embedded: Callable[[int], object] | None = None,
 ) -> None:
     """Create or update ``records`` with their chunks (and vectors) in one transaction."""
     with transaction.atomic():
@@ -165,7 +166,7 @@ def documents_write_batch(
 
 def chunks_embed(
     *, provider: EmbeddingProvider, document_ids: list[int] | None = None, batch_size: int = 64,
-    on_embedded: Callable[[int], None] | None = None,
+    on_embedded: Callable[[int], object] | None = None,
 ) -> tuple[int, int]:
     """Embed chunks lacking a vector from ``provider``: (chunks embedded, vectors computed)."""
     stale = Chunk.objects.filter(Q(embedding__isnull=True) | ~Q(embedding_model=provider.name))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django import forms
 
-from retrieval.types import DateWindow
+from common.search import DateWindow, SearchRequest
+from retrieval.services import HYBRID
 
 CHANNEL_CHOICES = [
-    ("hybrid", "hybrid (BM25 + dense, RRF)"),
+    (HYBRID, "hybrid (BM25 + dense, RRF)"),
     ("bm25", "BM25 (lexical)"),
     ("dense", "dense (semantic)"),
     ("temporal", "temporal (date window)"),
@@ -16,8 +19,10 @@ CHANNEL_CHOICES = [
 
 
 class SearchForm(forms.Form):
+    """Query, channel, sub-corpora, date range and how many documents to show."""
+
     q = forms.CharField(label="Query", required=False, max_length=500)
-    channel = forms.ChoiceField(choices=CHANNEL_CHOICES, initial="hybrid", required=False)
+    channel = forms.ChoiceField(choices=CHANNEL_CHOICES, initial=HYBRID, required=False)
     sub_corpus = forms.MultipleChoiceField(label="Sub-corpora", required=False,
                                            widget=forms.CheckboxSelectMultiple)
     date_from = forms.DateField(label="From", required=False,
@@ -38,7 +43,7 @@ class SearchForm(forms.Form):
         start, end = data.get("date_from"), data.get("date_to")
         if start and end and end < start:
             raise forms.ValidationError("The date range ends before it starts.")
-        channel = data.get("channel") or "hybrid"
+        channel = data.get("channel") or HYBRID
         data["channel"] = channel
         if channel == "temporal" and not (start or end):
             raise forms.ValidationError("A temporal search needs a date (from and/or to).")
@@ -48,7 +53,16 @@ class SearchForm(forms.Form):
 
     def window(self) -> DateWindow | None:
         """Return the date window of the filters, if any."""
-        start, end = self.cleaned_data.get("date_from"), self.cleaned_data.get("date_to")
-        if not (start or end):
-            return None
-        return DateWindow(start or end, end or start)
+        start: dt.date | None = self.cleaned_data.get("date_from")
+        end: dt.date | None = self.cleaned_data.get("date_to")
+        if start is None:
+            return None if end is None else DateWindow.around(end)
+        return DateWindow(start, end if end is not None else start)
+
+    def search_request(self) -> SearchRequest:
+        """Return the search the valid form asks for (channel "hybrid" is the page's fusion)."""
+        data = self.cleaned_data
+        return SearchRequest(
+            channel=data["channel"], query=data["q"] or "", window=self.window(),
+            sub_corpora=data["sub_corpus"] or None, limit=data["cap"] or 20,
+        )

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 
-from retrieval.types import FusedHit, Hit
+from common.search import Hit
 
 RRF_K = 60
 
 
+def ranked(hits: Iterable[Hit]) -> list[Hit]:
+    """Number hits from 1 in the given order; each records its own channel's rank and chunk."""
+    return [
+        hit.with_(rank=rank, channel_ranks={hit.channel: rank},
+                  channel_chunks={hit.channel: hit.chunk_id})
+        for rank, hit in enumerate(hits, start=1)
+    ]
+
+
 def max_pool(hits: Iterable[Hit], cap: int | None = None) -> list[Hit]:
-    """Keep each document once, by its best-scoring chunk, and re-rank from 1."""
+    """Keep each document once, by its best-scoring chunk, and rank from 1."""
     best: dict[str, Hit] = {}
     for hit in hits:
         current = best.get(hit.document_key)
@@ -20,15 +28,23 @@ def max_pool(hits: Iterable[Hit], cap: int | None = None) -> list[Hit]:
     ordered = sorted(best.values(), key=lambda h: (-h.score, h.document_key))
     if cap is not None:
         ordered = ordered[:cap]
-    return [replace(hit, rank=index) for index, hit in enumerate(ordered, start=1)]
+    return ranked(ordered)
 
 
 def rrf(
     rankings: Mapping[str, Sequence[Hit]] | Sequence[Sequence[Hit]],
     k: int = RRF_K,
     weights: Mapping[str, float] | None = None,
-) -> list[FusedHit]:
-    """Fuse rankings by reciprocal rank: score(d) = sum over rankings of w / (k + rank)."""
+    *,
+    channel: str = "rrf",
+) -> list[Hit]:
+    """Fuse rankings by reciprocal rank: score(d) = sum over rankings of w / (k + rank).
+
+    Rankings are named by their key (or, for a plain list, by their hits' channel); `weights`
+    maps a name to its weight (missing = 1.0). Ties go to the document with the best single
+    rank, then to the smaller key. A fused hit keeps the rank and the chunk each ranking gave
+    it, and is represented by the chunk of the ranking that placed it highest.
+    """
     if isinstance(rankings, Mapping):
         named = list(rankings.items())
     else:
@@ -39,46 +55,38 @@ def rrf(
                 name = f"{name}#{index}"
             named.append((name, ranking))
     scores: dict[str, float] = {}
-    meta: dict[str, tuple[int, str]] = {}
+    first: dict[str, Hit] = {}
     chunks: dict[str, dict[str, int]] = {}
     ranks: dict[str, dict[str, int]] = {}
     for name, ranking in named:
         weight = 1.0 if weights is None else weights.get(name, 1.0)
         seen: set[str] = set()
         for position, hit in enumerate(ranking, start=1):
-            if hit.document_key in seen:  # a ranking counts each document once
+            key = hit.document_key
+            if key in seen:  # a ranking counts each document once
                 continue
-            seen.add(hit.document_key)
-            scores[hit.document_key] = scores.get(hit.document_key, 0.0) + weight / (k + position)
-            meta.setdefault(hit.document_key, (hit.document_id, hit.sub_corpus))
-            chunks.setdefault(hit.document_key, {})[name] = hit.chunk_id
-            ranks.setdefault(hit.document_key, {})[name] = position
+            seen.add(key)
+            scores[key] = scores.get(key, 0.0) + weight / (k + position)
+            first.setdefault(key, hit)
+            chunks.setdefault(key, {})[name] = hit.chunk_id
+            ranks.setdefault(key, {})[name] = position
     ordered = sorted(scores, key=lambda key: (-scores[key], min(ranks[key].values()), key))
     return [
-        FusedHit(
+        Hit(
+            chunk_id=chunks[key][_top_ranking(ranks[key])],
+            document_id=first[key].document_id,
             document_key=key,
-            document_id=meta[key][0],
-            sub_corpus=meta[key][1],
+            sub_corpus=first[key].sub_corpus,
             score=scores[key],
             rank=rank,
-            chunk_ids=chunks[key],
+            channel=channel,
             channel_ranks=ranks[key],
+            channel_chunks=chunks[key],
         )
         for rank, key in enumerate(ordered, start=1)
     ]
 
 
-def fused_as_hits(fused: Sequence[FusedHit], channel: str) -> list[Hit]:
-    """Present a fused list as a plain ranking so it can be fused again."""
-    return [
-        Hit(
-            chunk_id=item.best_chunk_id,
-            document_id=item.document_id,
-            document_key=item.document_key,
-            sub_corpus=item.sub_corpus,
-            score=item.score,
-            rank=item.rank,
-            channel=channel,
-        )
-        for item in fused
-    ]
+def _top_ranking(ranks: Mapping[str, int]) -> str:
+    """Return the ranking that placed a document highest (ties: alphabetical order)."""
+    return min(ranks, key=lambda name: (ranks[name], name))

@@ -1,18 +1,31 @@
-"""Read queries for the search page and the search entry point."""
+"""Read queries for the search page, the warm start and the search entry point."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from archive.models import Chunk, Document, SubCorpus
+from common.search import Hit
 
 
-def chunk_texts(chunk_ids: Iterable[int]) -> dict[int, tuple[str, str, object]]:
-    """Return chunk id -> (chunk text, document title, document date)."""
-    rows = Chunk.objects.filter(pk__in=list(chunk_ids)).values_list(
+def with_passages(hits: Sequence[Hit]) -> list[Hit]:
+    """Return the hits with their chunk's text, the document's title and ISO date filled in.
+
+    An untitled document takes its key as title. Hits whose chunk no longer exists (the corpus
+    changed since the search) are dropped; the others keep their order, score and ranks.
+    """
+    rows = Chunk.objects.filter(pk__in=[hit.chunk_id for hit in hits]).values_list(
         "id", "text", "document__title", "document__date"
     )
-    return {row[0]: (row[1], row[2], row[3]) for row in rows}
+    passages = {chunk_id: (text, title, day) for chunk_id, text, title, day in rows}
+    filled = []
+    for hit in hits:
+        if hit.chunk_id not in passages:
+            continue
+        text, title, day = passages[hit.chunk_id]
+        filled.append(hit.with_(text=text, title=title or hit.document_key,
+                                date=day.isoformat() if day else None))
+    return filled
 
 
 def documents_by_id(document_ids: Iterable[int]) -> dict[int, Document]:

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 
-from retrieval import phase1
+from common.search import SearchRequest
+from common.text import lower_keeping_positions
 from retrieval.fusion import rrf
-from retrieval.selectors import chunk_texts, documents_by_id
-from retrieval.types import DateWindow
+from retrieval.search import search
+from retrieval.selectors import documents_by_id, with_passages
+from retrieval.warm_start import CHANNEL_POOL, DEFAULT_CHANNELS, run_channels
 
 SNIPPET_CHARS = 320
+HYBRID = "hybrid"
 
 
 @dataclass
@@ -28,20 +30,16 @@ class ResultGroup:
     before: str
     match: str
     after: str
-    url: str | None
-
-
-def _fold(text: str) -> str:
-    # Keep one character per input character so positions still index the original text.
-    return "".join(
-        unicodedata.normalize("NFKD", ch)[0] if ch.strip() else " " for ch in text.lower()
-    )
+    url: str
 
 
 def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> tuple[str, str, str]:
     """Return (before, match, after) around the first query word found in the text."""
-    folded = _fold(text)
-    words = sorted(set(re.findall(r"[^\W_]{3,}", _fold(query))), key=len, reverse=True)
+    # One folded character per character, so a position found in `folded` indexes `text`.
+    folded = lower_keeping_positions(text)
+    words = sorted(
+        set(re.findall(r"[^\W_]{3,}", lower_keeping_positions(query))), key=len, reverse=True
+    )
     position, length = -1, 0
     for word in words:
         found = folded.find(word)
@@ -57,33 +55,27 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> tuple[str, str
     return before, text[position:position + length], after
 
 
-def document_url(document_id: int, chunk_id: int) -> str | None:
-    """Return the viewer URL highlighting a chunk, or None while no viewer is installed."""
-    try:
-        return f"{reverse('document_detail', args=[document_id])}?chunk={chunk_id}"
-    except NoReverseMatch:
-        return None
+def document_url(document_id: int, chunk_id: int) -> str:
+    """Return the document viewer's URL with one chunk highlighted."""
+    return f"{reverse('document_detail', args=[document_id])}?chunk={chunk_id}"
 
 
-def search_documents(
-    *, query: str, channel: str, sub_corpora, window: DateWindow | None, cap: int
-) -> list[ResultGroup]:
-    """Run the chosen channel (or hybrid) and return one group per document."""
-    if channel == "hybrid":
-        constraints = phase1.base_constraints(sub_corpus=sub_corpora, cap=max(cap, 50))
-        if window is not None:
-            constraints = constraints.with_(date_window=window)
-        fused = rrf(phase1.channel_rankings(query, constraints))[:cap]
-        rows = [(f.document_id, f.best_chunk_id, f.score, f.channel_ranks) for f in fused]
+def search_documents(request: SearchRequest) -> list[ResultGroup]:
+    """Run the request's channel, or the page's hybrid, and return one group per document.
+
+    The hybrid fuses bm25 and dense with equal weights, the date window filtering both.
+    """
+    if request.channel == HYBRID:
+        pool = request.with_(limit=max(request.limit, CHANNEL_POOL))
+        hits = rrf(run_channels(pool, DEFAULT_CHANNELS), channel=HYBRID)[: request.limit]
     else:
-        hits = phase1.run_channel(phase1.SearchRequest(
-            channel=channel, query=query, window=window, sub_corpus=sub_corpora, cap=cap))
-        rows = [(h.document_id, h.chunk_id, h.score, {h.channel: h.rank}) for h in hits]
-    documents = documents_by_id(r[0] for r in rows)
-    texts = chunk_texts(r[1] for r in rows)
+        hits = search(request)
+    hits = with_passages(hits)
+    documents = documents_by_id(hit.document_id for hit in hits)
     groups = []
-    for rank, (doc_id, chunk_id, score, ranks) in enumerate(rows, start=1):
-        before, match, after = snippet(texts[chunk_id][0], query)
-        groups.append(ResultGroup(rank, score, documents[doc_id], chunk_id, ranks, before,
-                                  match, after, document_url(doc_id, chunk_id)))
+    for rank, hit in enumerate(hits, start=1):
+        before, match, after = snippet(hit.text, request.query)
+        groups.append(ResultGroup(rank, hit.score, documents[hit.document_id], hit.chunk_id,
+                                  dict(hit.channel_ranks), before, match, after,
+                                  document_url(hit.document_id, hit.chunk_id)))
     return groups

@@ -14,19 +14,14 @@ logger = logging.getLogger(__name__)
 
 
 def search_page(request):
+    """Show the search form and, once submitted, the documents found."""
     sub_corpora = sub_corpus_choices()
     submitted = bool(request.GET)
     form = SearchForm(request.GET or None, sub_corpora=sub_corpora)
     groups, error = [], None
     if submitted and form.is_valid():
         try:
-            groups = services.search_documents(
-                query=form.cleaned_data["q"] or "",
-                channel=form.cleaned_data["channel"],
-                sub_corpora=form.cleaned_data["sub_corpus"] or None,
-                window=form.window(),
-                cap=form.cleaned_data["cap"] or 20,
-            )
+            groups = services.search_documents(form.search_request())
         except Exception:  # a broken channel (e.g. no embedding model) must not break the page
             logger.exception("search failed")
             error = "This search channel failed; try another one."

@@ -86,8 +86,8 @@ def query_latency(questions: list[dict], provider) -> dict:
     from django.db import connection, transaction
     from pgvector.django import CosineDistance
 
-    from archive.lookups import like_pattern
     from archive.models import Chunk
+    from common.sql import like_pattern
 
     sample = questions[:60]
     vectors = provider.embed_queries([q["question"] for q in sample])

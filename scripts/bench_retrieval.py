@@ -30,14 +30,23 @@ def main() -> None:
     import django
 
     django.setup()
-    from retrieval import bm25, dense, phase1, substring, temporal
-    from retrieval.dates import resolve_window
+    from common.french_dates import extract_date_window
+    from common.search import DateWindow, SearchRequest
+    from retrieval import channels as registry
+    from retrieval.channels import dense
+    from retrieval.evaluation.fusions import per_subcorpus_hybrid
     from retrieval.evaluation.metrics import median, percentile
     from retrieval.evaluation.questions import load_questions
-    from retrieval.types import Constraints, DateWindow
+    from retrieval.warm_start import warm_start
 
     questions = load_questions(args.questions)[: args.limit]
-    constraints = Constraints(cap=args.cap)
+
+    def request(channel: str, query: str = "", window=None, limit: int = args.cap):
+        return SearchRequest(channel=channel, query=query, window=window, limit=limit)
+
+    def run_channel(name: str, query: str = "", window=None):
+        return registry.get(name).search(request(name, query, window))
+
     embedder = dense.get_embedder()
     vectors = embedder.embed_queries([q["question"] for q in questions])  # batch, untimed
     fallback = DateWindow.around(dt.date(1887, 6, 1))
@@ -49,14 +58,15 @@ def main() -> None:
         return names[0] if names else words[0]
 
     channels = {
-        "bm25": lambda i, q: bm25.search(q, constraints),
+        "bm25": lambda i, q: run_channel("bm25", q),
         "dense (query vector given)": lambda i, q: dense.search_vector(
-            vectors[i], constraints, model_name=embedder.name),
-        "dense (with query embedding)": lambda i, q: dense.search(q, constraints),
-        "temporal": lambda i, q: temporal.search(resolve_window(q) or fallback, constraints),
-        "substring": lambda i, q: substring.search(entity(q), constraints),
-        "phase-1 warm start": lambda i, q: phase1.warm_start(q, limit=10),
-        "phase-1 per sub-corpus": lambda i, q: phase1.per_subcorpus_hybrid(q, limit=10),
+            vectors[i], request("dense"), model_name=embedder.name),
+        "dense (with query embedding)": lambda i, q: run_channel("dense", q),
+        "temporal": lambda i, q: run_channel("temporal", window=extract_date_window(q) or fallback),
+        "substring": lambda i, q: run_channel("substring", entity(q)),
+        "warm start": lambda i, q: warm_start(request("warm_start", q, limit=10)),
+        "warm start per sub-corpus": lambda i, q: per_subcorpus_hybrid(
+            request("warm_start", q, limit=10)),
     }
     print(f"{len(questions)} questions, cap {args.cap}")
     print(f"| {'channel':<30} | median ms | p95 ms |")

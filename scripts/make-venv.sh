@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create the project's virtual environment with Python 3.12 and install the locked requirements.
+# Create the project's virtual environment with Python 3.12 and install the locked runtime and
+# development requirements (requirements.lock, requirements-dev.lock).
 set -euo pipefail
 venv="${1:-.venv}"
 
@@ -22,5 +23,5 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
-"$venv/bin/python" -m pip install --quiet -r requirements.lock
-echo "Installed the locked requirements into $venv"
+"$venv/bin/python" -m pip install --quiet -r requirements.lock -r requirements-dev.lock
+echo "Installed the locked runtime and development requirements into $venv"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-from agent.engine.testing import InMemoryRetriever
-from agent.engine.types import Candidate, SubCorpusInfo
+from common.search import SubCorpusInfo
+from tests.fakes.retriever import InMemoryRetriever, chunk
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="session")
 def stub_llm():
     """A local OpenAI-compatible stub endpoint on 127.0.0.1 (no model is reachable here)."""
-    from agent.engine.stub_server import StubServer
+    from tests.fakes.stub_server import StubServer
 
     with StubServer() as server:
         yield server
@@ -136,7 +136,7 @@ def tiny_archive(db):
     """Create documents and chunks; return an InMemoryRetriever over the same chunk ids."""
     from archive.models import Chunk, Document, SubCorpus
 
-    candidates = []
+    chunks = []
     infos: dict[str, SubCorpusInfo] = {}
     for slug, name, genre, external_id, day, text in TEXTS:
         sub_corpus, _ = SubCorpus.objects.get_or_create(
@@ -147,9 +147,7 @@ def tiny_archive(db):
             publication=name, date=dt.date.fromisoformat(day), date_precision="day", text=text,
             content_hash=hashlib.sha256(text.encode()).hexdigest(),
         )
-        chunk = Chunk.objects.create(document=document, ordinal=0, text=text, char_start=0,
-                                     char_end=len(text), token_count=len(text.split()))
-        candidates.append(Candidate(
-            chunk_id=chunk.pk, document_id=document.key, sub_corpus=slug, title=document.title,
-            date=day, text=text, score=0.0))
-    return InMemoryRetriever(candidates, list(infos.values()))
+        row = Chunk.objects.create(document=document, ordinal=0, text=text, char_start=0,
+                                   char_end=len(text), token_count=len(text.split()))
+        chunks.append(chunk(row.pk, document.pk, document.key, slug, day, text, document.title))
+    return InMemoryRetriever(chunks, list(infos.values()))

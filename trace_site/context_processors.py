@@ -1,9 +1,11 @@
 """Template context shared by every page."""
 
-from agent.policies import policy_identity
+from agent.engine.policy_spec import PolicyKind
+from agent.policies import configured_policy
 
 
 def trace(request):
     """Expose which policy runs new investigations, so every page can say it."""
-    kind, label, _models = policy_identity()
-    return {"trace_policy_label": label, "trace_llm_configured": kind == "llm"}
+    policy = configured_policy()
+    return {"trace_policy_label": policy.label,
+            "trace_llm_configured": policy.kind is PolicyKind.LLM}

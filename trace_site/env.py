@@ -4,24 +4,25 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import overload
 
 
 class ConfigError(RuntimeError):
-    """A TRACE_* environment variable is missing or malformed."""
+    """A TRACE_* environment variable is malformed."""
+
+
+@overload
+def env_str(name: str) -> str | None: ...
+@overload
+def env_str(name: str, default: str) -> str: ...
+@overload
+def env_str(name: str, default: None) -> str | None: ...
 
 
 def env_str(name: str, default: str | None = None) -> str | None:
     """Return the variable's text, or the default when unset or empty."""
     value = os.environ.get(name, "").strip()
     return value if value else default
-
-
-def env_required(name: str) -> str:
-    """Return the variable's text or fail with a message naming it."""
-    value = env_str(name)
-    if value is None:
-        raise ConfigError(f"{name} must be set")
-    return value
 
 
 def env_bool(name: str, default: bool) -> bool:

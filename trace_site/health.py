@@ -5,10 +5,13 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import redis
 from django.conf import settings
 from django.db import connection
+
+from trace_site import embedded
 
 
 def check_database() -> str:
@@ -32,6 +35,9 @@ def check_vector() -> str:
 
 
 def redis_client() -> redis.Redis:
+    """Return a client of the configured Redis; the embedded one is started if it is down."""
+    if settings.TRACE_EMBEDDED_REDIS:
+        embedded.ensure_redis(Path(settings.TRACE_DATA_DIR))
     url = settings.TRACE_REDIS_URL
     if url.startswith("redis+socket://"):
         path = url.removeprefix("redis+socket://").split("?", 1)[0]

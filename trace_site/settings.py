@@ -1,10 +1,17 @@
-"""Django settings, read from TRACE_* environment variables (see .env.example)."""
+"""Django settings, read from TRACE_* environment variables (see .env.example).
+
+Importing them starts nothing: the embedded PostgreSQL starts on the first database connection
+(trace_site.embedded_pg) and the embedded Redis when the Celery app loads this configuration
+(trace_site.celery) or the health page checks it. The only write is the secret key, generated
+once into a fresh data directory when TRACE_SECRET_KEY is unset.
+"""
 
 from __future__ import annotations
 
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from trace_site import embedded
@@ -21,7 +28,6 @@ from trace_site.env import (
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 TRACE_DATA_DIR = env_path("TRACE_DATA_DIR", BASE_DIR / "data")
-TRACE_DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("TRACE_DEBUG", False)
 
@@ -33,6 +39,7 @@ def _secret_key() -> str:
         return configured
     key_file = TRACE_DATA_DIR / "secret_key"
     if not key_file.exists():
+        key_file.parent.mkdir(parents=True, exist_ok=True)
         key_file.write_text(secrets.token_urlsafe(50))
         key_file.chmod(0o600)
     return key_file.read_text().strip()
@@ -90,7 +97,7 @@ TEMPLATES = [
 ]
 
 
-def _database_from_url(url: str) -> dict:
+def _database_from_url(url: str) -> dict[str, Any]:
     parsed = urlparse(url)
     if parsed.scheme not in {"postgres", "postgresql"}:
         raise ConfigError(
@@ -108,7 +115,8 @@ def _database_from_url(url: str) -> dict:
 
 _database_url = env_str("TRACE_DATABASE_URL")
 TRACE_EMBEDDED_POSTGRES = _database_url is None
-if TRACE_EMBEDDED_POSTGRES:
+_database: dict[str, Any]
+if _database_url is None:
     _database = {"ENGINE": "trace_site.embedded_pg", "NAME": embedded.DB_NAME, "USER": "postgres"}
 else:
     _database = _database_from_url(_database_url)
@@ -122,12 +130,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 _redis_url = env_str("TRACE_REDIS_URL")
 TRACE_EMBEDDED_REDIS = _redis_url is None
-# True when this very process had to start the embedded Redis (the run command then stops it).
-TRACE_EMBEDDED_REDIS_STARTED_HERE = False
-if TRACE_EMBEDDED_REDIS:
-    TRACE_EMBEDDED_REDIS_STARTED_HERE = embedded.ensure_redis(TRACE_DATA_DIR)
-    _redis_url = embedded.redis_url(TRACE_DATA_DIR)
-TRACE_REDIS_URL = _redis_url
+TRACE_REDIS_URL = _redis_url or embedded.redis_url(TRACE_DATA_DIR)
 CELERY_BROKER_URL = TRACE_REDIS_URL
 CELERY_RESULT_BACKEND = TRACE_REDIS_URL
 CELERY_TASK_ACKS_LATE = True
@@ -158,8 +161,7 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = TRACE_DATA_DIR / "staticfiles"
-STATIC_ROOT.mkdir(exist_ok=True)
+STATIC_ROOT = TRACE_DATA_DIR / "staticfiles"  # filled by collectstatic (`serve` runs it)
 WHITENOISE_USE_FINDERS = True
 
 # Retrieval and embeddings

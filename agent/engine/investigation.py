@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from agent.engine.config import EngineConfig
-from agent.engine.events import Recorder
+from agent.engine.events import (
+    InvestigationFinished,
+    InvestigationStarted,
+    SubQuestionFinished,
+    SubQuestionStarted,
+)
 from agent.engine.loop import LoopEnv, new_state, run_loop, warm_start
 from agent.engine.planner import make_plan, replan
 from agent.engine.policy import Policy
 from agent.engine.ports import EventSink, Retriever
 from agent.engine.ranking import rank
+from agent.engine.recorder import Recorder
 from agent.engine.stages import reevaluate_held, write_briefing
 from agent.engine.state import Scope
 from agent.engine.types import AcceptedChunk, HeldChunk, InvestigationResult, SubQuestion
@@ -40,10 +45,10 @@ def run_investigation(
         scope_notes.append(f"unknown sub-corpus {sub_corpus!r} ignored")
         sub_corpus = None
     scope = Scope(sub_corpus=sub_corpus, date_from=date_from, date_to=date_to)
-    recorder.emit("start", None, {
-        "question": question, "policy": policy.name, "sub_corpus": sub_corpus,
-        "date_from": date_from, "date_to": date_to, "notes": scope_notes,
-        "sub_corpora": slugs, "config": dict(vars(config))})
+    recorder.emit(InvestigationStarted(
+        question=question, policy=policy.name, sub_corpus=sub_corpus, date_from=date_from,
+        date_to=date_to, notes=tuple(scope_notes), sub_corpora=tuple(slugs),
+        config=dict(vars(config))))
     env = LoopEnv(question=question, policy=policy, retriever=retriever, recorder=recorder,
                   config=config, scope=scope, slugs=slugs, sub_corpora=infos)
     status = "finished"
@@ -69,16 +74,18 @@ def run_investigation(
                 status = "cancelled" if remaining else status
                 break
         sub_question = remaining.pop(0)
-        recorder.emit("subquestion_start", index, {**sub_question.as_dict(), "index": index})
+        recorder.emit(SubQuestionStarted(
+            text=sub_question.text, target_sub_corpus=sub_question.target_sub_corpus,
+            entities=sub_question.entities, target_date=sub_question.target_date),
+            subquestion=index)
         state = new_state(env, index, sub_question)
         warm_start(env, state)
         reason = run_loop(env, state)
         if reason != "cancelled":
             reevaluate_held(env, state)
-        recorder.emit("finish", index, {
-            "reason": reason, "effective_steps": state.effective_steps,
-            "raw_steps": state.raw_steps, "accepted": len(state.accepted),
-            "held": len(state.held.items)})
+        recorder.emit(SubQuestionFinished(
+            reason=reason, effective_steps=state.effective_steps, raw_steps=state.raw_steps,
+            accepted=len(state.accepted), held=len(state.held.items)), subquestion=index)
         done.append(sub_question)
         accepted.append(list(state.accepted))
         held.append(list(state.held.items))
@@ -95,14 +102,12 @@ def run_investigation(
                    config=config)
     counters = recorder.counters
     counters.engine_seconds = max(0.0, time.perf_counter() - started - counters.model_seconds)
-    summary: dict[str, Any] = {
-        "status": status, "reason": "completed" if status == "finished" else "cancelled",
-        "ranked": len(ranking.documents), "sub_questions": len(done),
-        "llm_calls": counters.llm_calls, "input_tokens": counters.input_tokens,
-        "output_tokens": counters.output_tokens, "cached_tokens": counters.cached_tokens,
-        "seconds": {"model": counters.model_seconds, "engine": counters.engine_seconds},
-    }
-    recorder.emit("finish", None, summary)
+    recorder.emit(InvestigationFinished(
+        status=status, reason="completed" if status == "finished" else "cancelled",
+        ranked=len(ranking.documents), sub_questions=len(done), llm_calls=counters.llm_calls,
+        input_tokens=counters.input_tokens, output_tokens=counters.output_tokens,
+        cached_tokens=counters.cached_tokens, model_seconds=counters.model_seconds,
+        engine_seconds=counters.engine_seconds))
     return InvestigationResult(
         question=question, status=status, ranked_documents=ranking.documents,
         accepted=dict(enumerate(accepted)), held_documents=ranking.held_documents,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import fields
 from typing import Any
 
 from pydantic import BaseModel
@@ -19,7 +19,7 @@ from agent.engine.policy import (
     StepContext,
 )
 from agent.engine.ports import ChatModel
-from agent.engine.prompting import prompt_hash, render
+from agent.engine.prompting import render_prompt
 from agent.engine.schemas import (
     AgentStep,
     Briefing,
@@ -28,6 +28,11 @@ from agent.engine.schemas import (
     RankOutput,
     ReplanOutput,
 )
+
+
+def _variables(ctx: Any) -> dict[str, Any]:
+    """Expose a context's fields to its prompt template as they are."""
+    return {f.name: getattr(ctx, f.name) for f in fields(ctx)}
 
 
 class LLMPolicy:
@@ -40,123 +45,39 @@ class LLMPolicy:
         self.name = "LLM policy"
 
     def _ask[M: BaseModel](
-        self,
-        *,
-        role: str,
-        prompt_name: str,
-        variables: dict[str, Any],
-        output: type[M],
-        calls: list[LLMCall],
+        self, role: str, prompt_name: str, ctx: Any, output: type[M], calls: list[LLMCall]
     ) -> M:
         """Render, call the model, record the call, then parse (a parse error propagates)."""
-        system, user = render(
-            prompt_name, chunk_chars=self.chunk_chars, held_chars=self.held_chars, **variables
-        )
+        prompt = render_prompt(prompt_name, role, chunk_chars=self.chunk_chars,
+                               held_chars=self.held_chars, **_variables(ctx))
         started = time.perf_counter()
-        result = self.chat.complete(role=role, system=system, user=user)
-        seconds = time.perf_counter() - started
-        calls.append(
-            LLMCall(
-                role=role,
-                prompt_name=prompt_name,
-                prompt_hash=prompt_hash(system, user),
-                model=result.model,
-                input_tokens=result.input_tokens,
-                output_tokens=result.output_tokens,
-                cached_tokens=result.cached_tokens,
-                seconds=seconds,
-                response=result.text,
-            )
-        )
+        result = self.chat.complete(prompt)
+        calls.append(LLMCall(
+            role=role, prompt_name=prompt_name, prompt_hash=prompt.hash, model=result.model,
+            input_tokens=result.input_tokens, output_tokens=result.output_tokens,
+            cached_tokens=result.cached_tokens, seconds=time.perf_counter() - started))
         return parse_output(result.text, output)
 
     def plan(self, ctx: PlanContext, calls: list[LLMCall]) -> PlannerOutput:
         """Decompose the question into sub-questions."""
-        return self._ask(
-            role="planner",
-            prompt_name="planner",
-            variables=asdict(ctx),
-            output=PlannerOutput,
-            calls=calls,
-        )
+        return self._ask("planner", "planner", ctx, PlannerOutput, calls)
 
     def step(self, ctx: StepContext, calls: list[LLMCall]) -> AgentStep:
         """Choose the next action."""
-        variables = {
-            "question": ctx.question,
-            "index": ctx.index,
-            "sub_question": ctx.sub_question,
-            "sub_corpora": ctx.sub_corpora,
-            "briefings": ctx.briefings,
-            "memory": ctx.memory,
-            "action_log": ctx.action_log,
-            "feedback": ctx.feedback,
-            "pending": ctx.pending,
-            "accepted": ctx.accepted,
-            "held": ctx.held,
-            "effective_step": ctx.effective_step,
-            "step_budget": ctx.step_budget,
-        }
-        return self._ask(
-            role="agent", prompt_name="agent", variables=variables, output=AgentStep, calls=calls
-        )
+        return self._ask("agent", "agent", ctx, AgentStep, calls)
 
     def reevaluate_held(self, ctx: HeldContext, calls: list[LLMCall]) -> HeldReevalOutput:
         """Promote held chunks the accumulated evidence supports."""
-        variables = {
-            "question": ctx.question,
-            "index": ctx.index,
-            "sub_question": ctx.sub_question,
-            "memory": ctx.memory,
-            "accepted": ctx.accepted,
-            "held": ctx.held,
-        }
-        return self._ask(
-            role="agent",
-            prompt_name="held",
-            variables=variables,
-            output=HeldReevalOutput,
-            calls=calls,
-        )
+        return self._ask("agent", "held", ctx, HeldReevalOutput, calls)
 
     def brief(self, ctx: BriefContext, calls: list[LLMCall]) -> Briefing:
         """Write the briefing of a finished sub-question."""
-        variables = {
-            "question": ctx.question,
-            "index": ctx.index,
-            "sub_question": ctx.sub_question,
-            "memory": ctx.memory,
-            "accepted": ctx.accepted,
-            "accepted_text": ctx.accepted_text,
-            "held": ctx.held,
-            "finish_reason": ctx.finish_reason,
-        }
-        return self._ask(
-            role="agent", prompt_name="briefing", variables=variables, output=Briefing, calls=calls
-        )
+        return self._ask("agent", "briefing", ctx, Briefing, calls)
 
     def replan(self, ctx: ReplanContext, calls: list[LLMCall]) -> ReplanOutput:
         """Keep or revise the remaining plan."""
-        variables = {
-            "question": ctx.question,
-            "sub_corpora": ctx.sub_corpora,
-            "done": ctx.done,
-            "accepted_counts": ctx.accepted_counts,
-            "briefing": ctx.briefing,
-            "remaining": ctx.remaining,
-            "m_max": ctx.m_max,
-        }
-        return self._ask(
-            role="planner",
-            prompt_name="replan",
-            variables=variables,
-            output=ReplanOutput,
-            calls=calls,
-        )
+        return self._ask("planner", "replan", ctx, ReplanOutput, calls)
 
     def rank_group(self, ctx: RankContext, calls: list[LLMCall]) -> RankOutput:
         """Order one group of documents by their rationales."""
-        variables = {"question": ctx.question, "count": ctx.count, "items": ctx.items}
-        return self._ask(
-            role="reranker", prompt_name="rank", variables=variables, output=RankOutput, calls=calls
-        )
+        return self._ask("reranker", "rank", ctx, RankOutput, calls)

@@ -8,14 +8,33 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent.engine.config import EngineConfig
-from agent.engine.events import Recorder
+from agent.engine.events import (
+    AgentStepTaken,
+    Event,
+    FeedbackGiven,
+    HeldChunkDropped,
+    SearchRan,
+    VerdictGiven,
+    WarmStartRan,
+)
 from agent.engine.parsing import OutputParseError
 from agent.engine.policy import LLMCall, Policy, StepContext
 from agent.engine.ports import Retriever
+from agent.engine.recorder import Recorder
 from agent.engine.schemas import AgentStep, ReviewArgs, SearchArgs, Verdict
-from agent.engine.state import HeldPool, LoopState, Scope, SearchKey, inside, widen
+from agent.engine.state import (
+    HeldPool,
+    LoopState,
+    Scope,
+    SearchKey,
+    date_window,
+    inside,
+    target_day,
+    widen,
+)
 from agent.engine.text import is_full_date, normalise_query
-from agent.engine.types import AcceptedChunk, Candidate, HeldChunk, SearchRequest, SubQuestion
+from agent.engine.types import AcceptedChunk, HeldChunk, SubQuestion, VerdictSignals
+from common.search import Hit, SearchRequest, SubCorpusInfo
 
 
 @dataclass
@@ -29,7 +48,7 @@ class LoopEnv:
     config: EngineConfig
     scope: Scope
     slugs: list[str]
-    sub_corpora: list[Any]
+    sub_corpora: list[SubCorpusInfo]
     briefings: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -39,16 +58,16 @@ class StepOutcome:
 
     productive: bool
     log: str
-    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     finish: str | None = None
 
 
-def describe(candidates: list[Candidate]) -> dict[str, Any]:
-    """Summarise candidates for an event payload, in retrieval order."""
+def describe(hits: list[Hit]) -> dict[str, Any]:
+    """Summarise found hits for a warm start or search event, in retrieval order."""
     return {
-        "chunk_ids": [c.chunk_id for c in candidates],
-        "document_ids": [c.document_id for c in candidates],
-        "channel_ranks": [dict(sorted(c.channel_ranks.items())) for c in candidates],
+        "chunk_ids": tuple(h.chunk_id for h in hits),
+        "document_keys": tuple(h.document_key for h in hits),
+        "channel_ranks": tuple(dict(sorted(h.channel_ranks.items())) for h in hits),
     }
 
 
@@ -58,43 +77,28 @@ def truncate(rationale: str, limit: int) -> tuple[str, bool]:
     return (text, False) if len(text) <= limit else (text[:limit], True)
 
 
-def _verdict_event(
-    candidate: Candidate,
-    verdict: str,
-    rationale: str,
-    *,
-    source: str,
-    auto_held: bool,
-    **extra: Any,
-) -> tuple[str, dict[str, Any]]:
-    payload = {
-        "chunk_id": candidate.chunk_id,
-        "document_id": candidate.document_id,
-        "sub_corpus": candidate.sub_corpus,
-        "verdict": verdict,
-        "rationale": rationale,
-        "auto_held": auto_held,
-        "source": source,
-    }
-    payload.update(extra)
-    return "verdict", payload
+def verdict_event(hit: Hit, verdict: str, rationale: str, *, source: str, auto_held: bool,
+                  **extra: Any) -> VerdictGiven:
+    """Describe a verdict on one hit."""
+    return VerdictGiven(chunk_id=hit.chunk_id, document_key=hit.document_key,
+                        sub_corpus=hit.sub_corpus, verdict=verdict, rationale=rationale,
+                        auto_held=auto_held, source=source, **extra)
 
 
-def hold(state: LoopState, candidate: Candidate, rationale: str, *, auto: bool, reason: str,
-         source: str) -> list[tuple[str, dict[str, Any]]]:
+def hold(state: LoopState, hit: Hit, rationale: str, *, auto: bool, reason: str, source: str,
+         signals: VerdictSignals | None = None) -> list[Event]:
     """Put a chunk in the held pool and describe it (and any chunk dropped to make room)."""
-    state.seen_chunks.add(candidate.chunk_id)
-    state.texts[candidate.chunk_id] = candidate.text
-    held = HeldChunk(candidate=candidate, rationale=rationale, auto_held=auto,
-                     order=state.next_order())
+    state.seen_chunks.add(hit.chunk_id)
+    state.texts[hit.chunk_id] = hit.text
+    held = HeldChunk(hit=hit, rationale=rationale, auto_held=auto, order=state.next_order(),
+                     signals=signals)
     dropped = state.held.add(held)
-    events = [_verdict_event(candidate, "hold", rationale, source=source, auto_held=auto,
-                             reason=reason)]
+    events: list[Event] = [verdict_event(hit, "hold", rationale, source=source, auto_held=auto,
+                                         reason=reason, signals=signals)]
     if dropped is not None:
-        events.append(("held_drop", {"chunk_id": dropped.candidate.chunk_id,
-                                     "document_id": dropped.candidate.document_id,
-                                     "auto_held": dropped.auto_held,
-                                     "pool_size": state.held.size}))
+        events.append(HeldChunkDropped(chunk_id=dropped.hit.chunk_id,
+                                       document_key=dropped.hit.document_key,
+                                       auto_held=dropped.auto_held, pool_size=state.held.size))
     return events
 
 
@@ -151,44 +155,56 @@ def _run_search(env: LoopEnv, state: LoopState, parsed: SearchArgs, query: str,
         date_from, date_to = widen(date_from, date_to, env.config.temporal_widen_days)
     elif scope.date_from or scope.date_to:
         date_from, date_to = scope.date_from, scope.date_to
-    request = SearchRequest(channel=parsed.channel, query=query, date_from=date_from,
-                            date_to=date_to, sub_corpus=effective_sub)
-    state.searches.append(SearchRequest(channel=parsed.channel, query=query,
-                                        date_from=parsed.date_from, date_to=parsed.date_to,
-                                        sub_corpus=sub_corpus))
+    state.searches.append(parsed.model_copy(update={"query": query, "sub_corpus": sub_corpus}))
     exclude_chunks, exclude_documents = state.exclusions()
-    found = env.retriever.search(request, exclude_chunks=exclude_chunks,
-                                 exclude_documents=exclude_documents,
-                                 limit=env.config.search_limit)
-    found = [c for c in found if c.chunk_id not in exclude_chunks
-             and c.document_id not in exclude_documents and scope.admits(c)]
+    found = _retrieve(env, parsed.channel, query, date_from, date_to, effective_sub,
+                      exclude_chunks, exclude_documents)
+    found = [h for h in found if h.chunk_id not in exclude_chunks
+             and h.document_key not in exclude_documents and scope.admits(h)]
     shown, widened = found, []
     if parsed.channel == "temporal":
-        shown = [c for c in found if inside(c, parsed.date_from, parsed.date_to)]
-        widened = [c for c in found if not inside(c, parsed.date_from, parsed.date_to)]
-    payload = {
-        "channel": parsed.channel, "query": query,
-        "asked_date_from": parsed.date_from, "asked_date_to": parsed.date_to,
-        "date_from": date_from, "date_to": date_to,
-        "sub_corpus": effective_sub, "sub_corpus_forced": forced,
-        "excluded_chunks": len(exclude_chunks), "excluded_documents": len(exclude_documents),
+        shown = [h for h in found if inside(h, parsed.date_from, parsed.date_to)]
+        widened = [h for h in found if not inside(h, parsed.date_from, parsed.date_to)]
+    events: list[Event] = [SearchRan(
+        channel=parsed.channel, query=query,
+        asked_date_from=parsed.date_from, asked_date_to=parsed.date_to,
+        date_from=date_from, date_to=date_to,
+        sub_corpus=effective_sub, sub_corpus_forced=forced,
+        excluded_chunks=len(exclude_chunks), excluded_documents=len(exclude_documents),
         **describe(found),
-        "shown_chunk_ids": [c.chunk_id for c in shown],
-    }
-    events: list[tuple[str, dict[str, Any]]] = [("search", payload)]
-    for candidate in widened:
-        events += hold(state, candidate, "dated just outside the asked window",
+        shown_chunk_ids=tuple(h.chunk_id for h in shown),
+    )]
+    for hit in widened:
+        events += hold(state, hit, "dated just outside the asked window",
                        auto=True, reason="widened_window", source="auto")
     if not shown:
         outcome = _feedback("empty_result", f"{label} returned no new chunks; "
                             "change channel, terms or sub-corpus", log=label)
         outcome.events = events + outcome.events
         return outcome
-    for candidate in shown:
-        state.seen_chunks.add(candidate.chunk_id)
-        state.texts[candidate.chunk_id] = candidate.text
+    for hit in shown:
+        state.seen_chunks.add(hit.chunk_id)
+        state.texts[hit.chunk_id] = hit.text
     state.pending = list(shown)
     return StepOutcome(True, f"{label} → {len(shown)} chunks to review", events)
+
+
+def _retrieve(env: LoopEnv, channel: str, query: str, date_from: str | None,
+              date_to: str | None, sub_corpus: str | None, exclude_chunks: frozenset[int],
+              exclude_documents: frozenset[str]) -> list[Hit]:
+    """Run one channel search; a window that is not made of two readable days finds nothing."""
+    try:
+        window = date_window(date_from, date_to)
+    except ValueError:
+        return []
+    if channel == "temporal" and window is None:
+        return []
+    return env.retriever.search(SearchRequest(
+        channel=channel, query=query, window=window,
+        sub_corpora=(sub_corpus,) if sub_corpus else None,
+        exclude_chunk_ids=tuple(sorted(exclude_chunks)),
+        exclude_document_keys=tuple(sorted(exclude_documents)),
+        limit=env.config.search_limit))
 
 
 def _review(env: LoopEnv, state: LoopState, args: dict[str, Any]) -> StepOutcome:
@@ -204,42 +220,44 @@ def _review(env: LoopEnv, state: LoopState, args: dict[str, Any]) -> StepOutcome
     pending_ids = [c.chunk_id for c in state.pending]
     chosen: dict[int, Verdict] = {}
     unknown: list[int] = []
-    for verdict in parsed.verdicts:
-        if verdict.chunk_id not in pending_ids:
-            unknown.append(verdict.chunk_id)
+    for given in parsed.verdicts:
+        if given.chunk_id not in pending_ids:
+            unknown.append(given.chunk_id)
         else:
-            chosen.setdefault(verdict.chunk_id, verdict)
+            chosen.setdefault(given.chunk_id, given)
     if not chosen:
         return _feedback("invalid_action", "no verdict names a pending chunk; pending chunk ids: "
                          + ", ".join(map(str, pending_ids)), log="review")
-    events: list[tuple[str, dict[str, Any]]] = []
+    events: list[Event] = []
     tally = {"accept": 0, "reject": 0, "hold": 0}
     missing: list[int] = []
     limit = env.config.rationale_max
-    for candidate in state.pending:
-        found = chosen.get(candidate.chunk_id)
-        if found is None:
-            missing.append(candidate.chunk_id)
+    for hit in state.pending:
+        verdict = chosen.get(hit.chunk_id)
+        if verdict is None:
+            missing.append(hit.chunk_id)
             tally["hold"] += 1
-            events += hold(state, candidate, "no verdict given in review", auto=True,
+            events += hold(state, hit, "no verdict given in review", auto=True,
                            reason="missing_verdict", source="auto")
             continue
-        verdict = found
         rationale, cut = truncate(verdict.rationale, limit)
         tally[verdict.verdict] += 1
         if verdict.verdict == "accept":
             state.accepted.append(AcceptedChunk(
-                chunk_id=candidate.chunk_id, document_id=candidate.document_id,
-                sub_corpus=candidate.sub_corpus, rationale=rationale, source="agent",
-                title=candidate.title, date=candidate.date))
-            state.accepted_documents.add(candidate.document_id)
-            events.append(_verdict_event(candidate, "accept", rationale, source="agent",
-                                         auto_held=False, rationale_truncated=cut))
+                chunk_id=hit.chunk_id, document_key=hit.document_key,
+                sub_corpus=hit.sub_corpus, rationale=rationale, source="agent",
+                title=hit.title, date=hit.date, signals=verdict.signals))
+            state.accepted_documents.add(hit.document_key)
+            events.append(verdict_event(hit, "accept", rationale, source="agent",
+                                        auto_held=False, rationale_truncated=cut,
+                                        signals=verdict.signals))
         elif verdict.verdict == "reject":
-            events.append(_verdict_event(candidate, "reject", rationale, source="agent",
-                                         auto_held=False, rationale_truncated=cut))
+            events.append(verdict_event(hit, "reject", rationale, source="agent",
+                                        auto_held=False, rationale_truncated=cut,
+                                        signals=verdict.signals))
         else:
-            events += hold(state, candidate, rationale, auto=False, reason="agent", source="agent")
+            events += hold(state, hit, rationale, auto=False, reason="agent", source="agent",
+                           signals=verdict.signals)
     state.pending = []
     notes = []
     if unknown:
@@ -249,14 +267,14 @@ def _review(env: LoopEnv, state: LoopState, args: dict[str, Any]) -> StepOutcome
     if notes:
         message = "; ".join(notes)
         state.feedback.append(message)
-        events.append(("feedback", {"reason": "review_incomplete", "message": message}))
+        events.append(FeedbackGiven(reason="review_incomplete", message=message))
     log = f"review → {tally['accept']} accepted, {tally['reject']} rejected, {tally['hold']} held"
     return StepOutcome(True, log, events)
 
 
 def _feedback(reason: str, message: str, *, log: str = "") -> StepOutcome:
     entry = f"{log} → skipped: {message}" if log else f"skipped: {message}"
-    return StepOutcome(False, entry, [("feedback", {"reason": reason, "message": message})])
+    return StepOutcome(False, entry, [FeedbackGiven(reason=reason, message=message)])
 
 
 def _execute(env: LoopEnv, state: LoopState, step: AgentStep) -> StepOutcome:
@@ -289,17 +307,17 @@ def warm_start(env: LoopEnv, state: LoopState) -> None:
     sq = state.sub_question
     sub_corpus = env.scope.sub_corpus or sq.target_sub_corpus
     target_date = sq.target_date if is_full_date(sq.target_date) else None
-    found = env.retriever.warm_start(sq.text, sub_corpus=sub_corpus, target_date=target_date,
-                                     exclude_chunks=frozenset(), exclude_documents=frozenset(),
-                                     limit=env.config.warm_start_limit)
-    found = [c for c in found if env.scope.admits(c)][: env.config.warm_start_limit]
-    for candidate in found:
-        state.seen_chunks.add(candidate.chunk_id)
-        state.texts[candidate.chunk_id] = candidate.text
+    found = env.retriever.warm_start(SearchRequest(
+        channel="warm_start", query=sq.text, window=target_day(target_date),
+        sub_corpora=(sub_corpus,) if sub_corpus else None, limit=env.config.warm_start_limit))
+    found = [h for h in found if env.scope.admits(h)][: env.config.warm_start_limit]
+    for hit in found:
+        state.seen_chunks.add(hit.chunk_id)
+        state.texts[hit.chunk_id] = hit.text
     state.pending = found
     state.action_log.append(f"warm start → {len(found)} chunks to review")
-    env.recorder.emit("warm_start", state.index, {
-        "query": sq.text, "sub_corpus": sub_corpus, "target_date": target_date, **describe(found)})
+    env.recorder.emit(WarmStartRan(query=sq.text, sub_corpus=sub_corpus, target_date=target_date,
+                                   **describe(found)), subquestion=state.index)
 
 
 def run_loop(env: LoopEnv, state: LoopState) -> str:
@@ -330,7 +348,8 @@ def run_loop(env: LoopEnv, state: LoopState) -> str:
             message = f"your reply could not be used ({exc}); reply with one JSON object"
             state.feedback.append(message)
             state.action_log.append("skipped: unparsable reply")
-            recorder.emit("feedback", state.index, {"reason": "parse_failure", "message": message})
+            recorder.emit(FeedbackGiven(reason="parse_failure", message=message),
+                          subquestion=state.index)
             if state.parse_failures >= config.max_consecutive_parse_failures:
                 reason = "parse_failures"
                 break
@@ -341,22 +360,22 @@ def run_loop(env: LoopEnv, state: LoopState) -> str:
         if outcome.productive:
             state.effective_steps += 1
         state.action_log.append(outcome.log)
-        for kind, payload in outcome.events:
-            if kind == "feedback" and payload["reason"] != "review_incomplete":
-                state.feedback.append(payload["message"])
-        recorder.emit("step", state.index, {
-            "thought": step.thought, "action": step.action, "args": step.args,
-            "memory": state.memory.as_dict(), "effective_step": state.effective_steps,
-            "raw_step": state.raw_steps, "productive": outcome.productive})
-        for kind, payload in outcome.events:
-            recorder.emit(kind, state.index, payload)
+        for event in outcome.events:
+            if isinstance(event, FeedbackGiven) and event.reason != "review_incomplete":
+                state.feedback.append(event.message)
+        recorder.emit(AgentStepTaken(
+            thought=step.thought, action=step.action, args=step.args, memory=state.memory,
+            effective_step=state.effective_steps, raw_step=state.raw_steps,
+            productive=outcome.productive), subquestion=state.index)
+        for event in outcome.events:
+            recorder.emit(event, subquestion=state.index)
         if outcome.finish:
             reason = outcome.finish
             break
-    for candidate in state.pending:
-        for kind, payload in hold(state, candidate, "not reviewed before the loop ended",
-                                  auto=True, reason="unreviewed", source="auto"):
-            recorder.emit(kind, state.index, payload)
+    for hit in state.pending:
+        for event in hold(state, hit, "not reviewed before the loop ended", auto=True,
+                          reason="unreviewed", source="auto"):
+            recorder.emit(event, subquestion=state.index)
     state.pending = []
     return reason
 

@@ -9,14 +9,15 @@ The offline policy drives the same engine as the LLM policy, with rules instead 
 - judge: accept the head of the fused warm start when it shares some of the question's content
   words (accent-folded, stemmed, OCR-tolerant) or names its person; accept a single-channel find
   only at the very top with most of q; hold the middle, reject the rest; at most
-  `max_accepted` documents per sub-question; every rationale states the matched words, the
-  retrieval rank and the channels that ranked the chunk;
+  `max_accepted` documents per sub-question; every verdict carries its figures as signals
+  (matched words, batch rank, channel ranks) and a rationale that states them for the reader;
 - held re-evaluation: promote held chunks whose document already has an accepted chunk, or that
-  match nearly all the evidence words accepted chunks matched, while there is room;
+  match nearly all the words the accepted chunks matched, while there is room;
 - briefing: built from the accepted chunks; replanning: adds a sub-question on an uncovered
   sub-corpus only when the previous one accepted nothing;
-- ranking: order by the retrieval rank stated in the rationale, raised by its q-term overlap
-  and by a date within days of another sub-corpus's lead source (coverage of one event).
+- ranking: order by the retrieval rank in the signals, raised by the q-term overlap and by a
+  date within days of another sub-corpus's lead source (coverage of one event).
+Decisions read the signals only: rewording a rationale changes no decision and no ranking.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from agent.engine.policy import (
     ReplanContext,
     StepContext,
 )
+from agent.engine.policy_spec import OFFLINE_LABEL
 from agent.engine.schemas import (
     AgentStep,
     Briefing,
@@ -58,19 +60,18 @@ from agent.engine.text import (
     is_full_date,
     normalise_query,
 )
-from agent.engine.types import Candidate, SubQuestion
+from agent.engine.types import WARM_START, SubQuestion, VerdictSignals
+from common.search import Hit
 
-_SCORE = re.compile(r"q-terms (\d+)/(\d+)")
-_SOURCE = re.compile(r"(warm start|\w+ search) #(\d+)")
 _SEARCH_OFFSET = 5  # a single-channel find ranks after the warm start's head
-_UNRANKED = 10  # accepted without a stated rank (e.g. promoted on evidence words)
+_UNRANKED = 10  # accepted without signals (e.g. promoted on evidence words)
 _DAYS = 3
 
 
 class OfflinePolicy:
     """Decide by deterministic rules; presented as the offline policy, never as a model."""
 
-    name = "offline policy (no LLM)"
+    name = OFFLINE_LABEL
 
     def __init__(self, *, accept_share: float = 0.5, hold_share: float = 0.2,
                  promote_share: float = 0.8, accept_rank: int = 5, max_accepted: int = 5,
@@ -118,16 +119,16 @@ class OfflinePolicy:
             next_steps="",
         )
         if ctx.pending:
-            docs = {a.document_id for a in ctx.accepted}
+            docs = {a.document_key for a in ctx.accepted}
             verdicts = []
-            for rank, candidate in enumerate(ctx.pending, start=1):
-                room = len(docs) < self.max_accepted or candidate.document_id in docs
-                verdict = self.judge(ctx, terms, candidate, rank=rank, room=room)
+            for rank, hit in enumerate(ctx.pending, start=1):
+                room = len(docs) < self.max_accepted or hit.document_key in docs
+                verdict = self.judge(ctx, terms, hit, rank=rank, room=room)
                 if verdict.verdict == "accept":
-                    docs.add(candidate.document_id)
+                    docs.add(hit.document_key)
                 verdicts.append(verdict)
             return AgentStep(thought="review the pending batch", action="review",
-                             args={"verdicts": [v.model_dump() for v in verdicts]},
+                             args={"verdicts": [v.model_dump(mode="json") for v in verdicts]},
                              memory_update=memory)
         done = {(s.channel, normalise_query(s.query), s.date_from, s.date_to, s.sub_corpus)
                 for s in ctx.searches}
@@ -169,24 +170,23 @@ class OfflinePolicy:
             queue.append({"channel": "bm25", "query": " ".join([*names, *hints]), **base})
         return queue
 
-    def judge(self, ctx: StepContext, terms: list[str], candidate: Candidate, *, rank: int = 1,
+    def judge(self, ctx: StepContext, terms: list[str], hit: Hit, *, rank: int = 1,
               room: bool = True) -> Verdict:
         """Judge one chunk from term overlap with q, its rank in the batch and channel agreement."""
-        matcher = TermMatcher(candidate.text)
-        matched = matcher.matched(terms)
-        share = len(matched) / len(terms) if terms else 0.0
+        matcher = TermMatcher(hit.text)
+        signals = VerdictSignals(
+            query_terms=len(terms), matched_terms=tuple(matcher.matched(terms)),
+            found_by=ctx.searches[-1].channel if ctx.searches else WARM_START, batch_rank=rank,
+            score=hit.score, channel_ranks=dict(sorted(hit.channel_ranks.items())))
+        share = signals.share
         names = [fold(n) for n in _surnames(ctx.sub_question.entities)]
         name_hit = any(matcher.matches(n) for n in names)
-        ranks = candidate.channel_ranks
-        warm = not ctx.searches
-        if warm:
+        if signals.from_warm_start:
             # The fused warm start is where the sources are: its head is accepted on any overlap.
-            source = f"warm start #{rank}"
             strong = rank <= self.accept_rank and (share >= self.hold_share or name_hit)
             middle = rank <= 2 * self.accept_rank and share >= self.hold_share
         else:
             # A single channel is weaker evidence: only its very top, with most of q, is accepted.
-            source = f"{ctx.searches[-1].channel} search #{rank}"
             strong = rank <= 2 and share >= self.accept_share and (name_hit or not names)
             middle = share >= self.accept_share * 0.75
         if strong and room:
@@ -195,43 +195,50 @@ class OfflinePolicy:
             verdict = "hold"
         else:
             verdict = "reject"
-        channels = " ".join(f"{name}#{r}" for name, r in sorted(ranks.items())) or "none"
-        head = f"q-terms {len(matched)}/{len(terms)}"
-        tail = f"; {source}; channels {channels}"
+        return Verdict(chunk_id=hit.chunk_id, verdict=verdict,
+                       rationale=self.rationale(signals), signals=signals)
+
+    def rationale(self, signals: VerdictSignals) -> str:
+        """State a verdict's figures for the reader, within `rationale_max` characters."""
+        ranks = sorted(signals.channel_ranks.items())
+        channels = " ".join(f"{name}#{r}" for name, r in ranks) or "none"
+        source = ("warm start" if signals.from_warm_start else f"{signals.found_by} search")
+        head = f"q-terms {len(signals.matched_terms)}/{signals.query_terms}"
+        tail = f"; {source} #{signals.batch_rank}; channels {channels}"
         space = self.rationale_max - len(head) - len(tail) - 2
         words = ""
-        for term in matched:
+        for term in signals.matched_terms:
             piece = (", " if words else "") + term
             if len(words) + len(piece) > space:
                 break
             words += piece
-        rationale = (head + (f": {words}" if words else "") + tail)[: self.rationale_max]
-        return Verdict(chunk_id=candidate.chunk_id, verdict=verdict, rationale=rationale)
+        return (head + (f": {words}" if words else "") + tail)[: self.rationale_max]
 
     # -- closing a sub-question ---------------------------------------------------------------
 
     def reevaluate_held(self, ctx: HeldContext, calls: list[LLMCall]) -> HeldReevalOutput:
-        """Promote held chunks backed by an accepted sibling or by the accepted evidence words."""
-        accepted_docs = {a.document_id for a in ctx.accepted}
-        evidence: list[str] = []
-        for a in ctx.accepted:
-            match = re.search(r"q-terms \d+/\d+: ([^;]*)", a.rationale)
-            if match:
-                evidence += [t.strip() for t in match.group(1).split(",") if t.strip()]
-        evidence = list(dict.fromkeys(evidence))
+        """Promote held chunks backed by an accepted sibling or by the accepted evidence words.
+
+        A sibling keeps the figures of its own hold verdict; a chunk promoted on evidence words
+        has no retrieval figures of its own and ranks as unranked.
+        """
+        accepted_docs = {a.document_key for a in ctx.accepted}
+        evidence = list(dict.fromkeys(
+            term for a in ctx.accepted if a.signals for term in a.signals.matched_terms))
         promotions = []
         for held in ctx.held:
-            doc = held.candidate.document_id
+            doc = held.hit.document_key
             if doc in accepted_docs:
                 note = f"sibling of accepted chunk; {held.rationale}"
-                promotions.append(Promotion(chunk_id=held.candidate.chunk_id, rationale=note))
+                promotions.append(Promotion(chunk_id=held.hit.chunk_id, rationale=note,
+                                            signals=held.signals))
                 continue
             if len(evidence) >= 2 and len(accepted_docs) < self.max_accepted:
-                hits = TermMatcher(held.candidate.text).matched(evidence)
+                hits = TermMatcher(held.hit.text).matched(evidence)
                 if len(hits) >= 2 and len(hits) / len(evidence) >= self.promote_share:
                     accepted_docs.add(doc)
                     promotions.append(Promotion(
-                        chunk_id=held.candidate.chunk_id,
+                        chunk_id=held.hit.chunk_id,
                         rationale=f"matches {len(hits)}/{len(evidence)} evidence words: "
                         + ", ".join(hits[:6])))
         return HeldReevalOutput(promotions=promotions,
@@ -254,7 +261,7 @@ class OfflinePolicy:
         return Briefing(
             summary=f"{len(ctx.accepted)} source(s) accepted for sub-question "
             f"{ctx.index + 1} ({ctx.finish_reason}); matched: {', '.join(found[:8]) or 'none'}",
-            confirmed_facts=[f"{a.document_id}: {a.rationale}" for a in ctx.accepted],
+            confirmed_facts=[f"{a.document_key}: {a.rationale}" for a in ctx.accepted],
             # Strongest source first: later sub-questions search around its date.
             confirmed_dates=list(dict.fromkeys(a.date for a in ctx.accepted if a.date)),
             confirmed_entities=[n for n, c in sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -266,7 +273,7 @@ class OfflinePolicy:
 
     def rank_group(self, ctx: RankContext, calls: list[LLMCall]) -> RankOutput:
         """Order by retrieval rank and q-term overlap, lifting sources dated alongside a lead."""
-        evidence = [_evidence(item.rationales) for item in ctx.items]
+        evidence = [_evidence(item.signals) for item in ctx.items]
         leads = [item for item, (rank, _) in zip(ctx.items, evidence, strict=True) if rank == 1]
 
         def score(position: int) -> tuple[float, int, int]:
@@ -277,20 +284,16 @@ class OfflinePolicy:
             return (-value, min(item.positions or [0]), position)
 
         order = sorted(range(len(ctx.items)), key=score)
-        return RankOutput(order=[ctx.items[i].document_id for i in order])
+        return RankOutput(order=[ctx.items[i].document_key for i in order])
 
 
-def _evidence(rationales: list[str]) -> tuple[int, float]:
-    """Read the best retrieval rank and q-term overlap stated in a document's rationales."""
+def _evidence(signals: list[VerdictSignals]) -> tuple[int, float]:
+    """Return a document's best retrieval rank and q-term overlap over its accepted chunks."""
     rank, share = _UNRANKED, 0.0
-    for rationale in rationales:
-        match = _SCORE.search(rationale)
-        if match and int(match.group(2)):
-            share = max(share, int(match.group(1)) / int(match.group(2)))
-        found = _SOURCE.search(rationale)
-        if found:
-            offset = 0 if found.group(1) == "warm start" else _SEARCH_OFFSET
-            rank = min(rank, offset + int(found.group(2)))
+    for found in signals:
+        share = max(share, found.share)
+        offset = 0 if found.from_warm_start else _SEARCH_OFFSET
+        rank = min(rank, offset + found.batch_rank)
     return rank, share
 
 

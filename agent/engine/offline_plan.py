@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from agent.engine.text import extract_date, extract_entities, fold
-from agent.engine.types import SubCorpusInfo, SubQuestion
+from agent.engine.types import SubQuestion
+from common.search import SubCorpusInfo
 
 DEBATE_WORDS = (
     "la chambre", "chambre des deputes", "deputes", "depute", "debat", "debats", "seance",

@@ -1,14 +1,18 @@
-"""Talk to any OpenAI-compatible endpoint in JSON mode, with retries and usage accounting."""
+"""Talk to any OpenAI-compatible endpoint in JSON mode, with retries on transient failures."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import openai
 
+from agent.engine.prompting import Prompt
 from agent.engine.types import ChatResult
+
+# Names the prompt file of every request, so an endpoint (or a test stub) can tell prompts apart.
+PROMPT_HEADER = "X-Trace-Prompt"
 
 
 class ChatModelError(RuntimeError):
@@ -20,24 +24,6 @@ class ChatModelError(RuntimeError):
         self.retryable = retryable
 
 
-def token_cost(input_tokens: int, output_tokens: int, input_per_million: float,
-               output_per_million: float) -> float:
-    """Price tokens from per-million-token prices."""
-    return (input_tokens * input_per_million + output_tokens * output_per_million) / 1_000_000
-
-
-@dataclass
-class Usage:
-    """Accumulate tokens and cost over the adapter's lifetime."""
-
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    cost: float = 0.0
-    retries: int = 0
-
-
 @dataclass
 class OpenAIChatModel:
     """Complete prompts through client.chat.completions.create with response_format json."""
@@ -47,12 +33,9 @@ class OpenAIChatModel:
     models: dict[str, str]
     timeout: float = 60.0
     max_retries: int = 4
-    price_input_per_million: float = 0.0
-    price_output_per_million: float = 0.0
     backoff_base: float = 0.5
     backoff_max: float = 20.0
     sleep: Callable[[float], None] = time.sleep
-    usage: Usage = field(default_factory=Usage)
 
     def __post_init__(self) -> None:
         # The client's own retries are off so that the loop below is the only retry policy.
@@ -67,9 +50,9 @@ class OpenAIChatModel:
                                  retryable=False)
         return model
 
-    def complete(self, *, role: str, system: str, user: str) -> ChatResult:
+    def complete(self, prompt: Prompt) -> ChatResult:
         """Send one JSON-mode request, retrying 429, 5xx, timeouts and connection errors."""
-        model = self.model_for(role)
+        model = self.model_for(prompt.role)
         attempt = 0
         started = time.perf_counter()
         while True:
@@ -77,10 +60,11 @@ class OpenAIChatModel:
             try:
                 response = self.client.chat.completions.create(
                     model=model,
-                    messages=[{"role": "system", "content": system},
-                              {"role": "user", "content": user}],
+                    messages=[{"role": "system", "content": prompt.system},
+                              {"role": "user", "content": prompt.user}],
                     response_format={"type": "json_object"},
                     temperature=0,
+                    extra_headers={PROMPT_HEADER: prompt.name},
                 )
                 break
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
@@ -90,26 +74,16 @@ class OpenAIChatModel:
                 error = exc
                 retryable = exc.status_code == 429 or exc.status_code >= 500
             if not retryable or attempt > self.max_retries:
-                raise ChatModelError(f"{role} call failed after {attempt} attempt(s): {error}",
-                                     attempts=attempt, retryable=retryable) from error
-            self.usage.retries += 1
+                raise ChatModelError(
+                    f"{prompt.role} call failed after {attempt} attempt(s): {error}",
+                    attempts=attempt, retryable=retryable) from error
             self.sleep(min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1)))
         text = response.choices[0].message.content or "" if response.choices else ""
         usage = response.usage
-        input_tokens = usage.prompt_tokens if usage else 0
-        output_tokens = usage.completion_tokens if usage else 0
         details = getattr(usage, "prompt_tokens_details", None) if usage else None
-        cached = int(getattr(details, "cached_tokens", 0) or 0) if details else 0
-        self.usage.calls += 1
-        self.usage.input_tokens += input_tokens
-        self.usage.output_tokens += output_tokens
-        self.usage.cached_tokens += cached
-        self.usage.cost += self.cost(input_tokens, output_tokens)
-        return ChatResult(text=text, model=response.model or model, input_tokens=input_tokens,
-                          output_tokens=output_tokens, cached_tokens=cached,
-                          seconds=time.perf_counter() - started)
-
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        """Price a call from per-million token prices."""
-        return token_cost(input_tokens, output_tokens, self.price_input_per_million,
-                          self.price_output_per_million)
+        return ChatResult(
+            text=text, model=response.model or model,
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+            cached_tokens=int(getattr(details, "cached_tokens", 0) or 0) if details else 0,
+            seconds=time.perf_counter() - started)

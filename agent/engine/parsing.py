@@ -12,13 +12,9 @@ _FENCE = re.compile(r"```[a-zA-Z0-9_-]*")
 
 
 class OutputParseError(ValueError):
-    """Signal model output that is not usable; the caller may retry."""
+    """Signal model output that is not usable; the caller may ask again."""
 
     retryable = True
-
-    def __init__(self, message: str, raw: str = "") -> None:
-        super().__init__(message)
-        self.raw = raw
 
 
 class OutputSchemaError(OutputParseError):
@@ -84,7 +80,7 @@ def parse_json_object(text: str) -> dict[str, Any]:
     cleaned = _FENCE.sub("", text or "")
     span = _outermost_object(cleaned)
     if span is None:
-        raise OutputParseError("no JSON object found in the reply", raw=text)
+        raise OutputParseError("no JSON object found in the reply")
     for candidate in (span, _drop_trailing_commas(span)):
         try:
             value = json.loads(candidate)
@@ -92,7 +88,7 @@ def parse_json_object(text: str) -> dict[str, Any]:
             continue
         if isinstance(value, dict):
             return value
-    raise OutputParseError("the reply's JSON object is malformed", raw=text)
+    raise OutputParseError("the reply's JSON object is malformed")
 
 
 def parse_output[M: BaseModel](text: str, model: type[M]) -> M:
@@ -106,4 +102,4 @@ def parse_output[M: BaseModel](text: str, model: type[M]) -> M:
             for err in exc.errors()[:5]
         )
         message = f"the reply does not fit {model.__name__}: {problems}"
-        raise OutputSchemaError(message, text) from exc
+        raise OutputSchemaError(message) from exc

@@ -5,13 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from agent.engine.config import EngineConfig
-from agent.engine.events import Recorder
-from agent.engine.parsing import OutputParseError
+from agent.engine.events import PlanMade, PlanRevised
 from agent.engine.policy import PlanContext, Policy, ReplanContext
-from agent.engine.schemas import PlannedSubQuestion, PlannerOutput, ReplanOutput
+from agent.engine.recorder import Recorder
+from agent.engine.retry import ask_with_retries
+from agent.engine.schemas import PlannedSubQuestion
 from agent.engine.state import Scope
 from agent.engine.text import fold
-from agent.engine.types import SubCorpusInfo, SubQuestion
+from agent.engine.types import SubQuestion
+from common.search import SubCorpusInfo
 
 _DATE_SHAPES = (4, 7, 10)
 
@@ -75,14 +77,8 @@ def make_plan(
     ctx = PlanContext(question=question, sub_corpora=infos, m_max=config.m_max,
                       sub_corpus=scope.sub_corpus, date_from=scope.date_from,
                       date_to=scope.date_to)
-    output: PlannerOutput | None = None
-    for attempt in range(1, max(1, config.planner_attempts) + 1):
-        try:
-            output = recorder.invoke(None, lambda calls: policy.plan(ctx, calls))
-            break
-        except OutputParseError as exc:
-            recorder.emit("feedback", None, {"reason": "parse_failure", "stage": "plan",
-                                             "attempt": attempt, "message": str(exc)})
+    output = ask_with_retries(recorder, None, "plan", config.planner_attempts,
+                              lambda calls: policy.plan(ctx, calls)).value
     plan: list[SubQuestion] = []
     notes: list[str] = []
     if output is not None:
@@ -91,8 +87,8 @@ def make_plan(
     if fallback:
         notes.append("no usable plan: the question itself is the only sub-question")
         plan = [SubQuestion(question, scope.sub_corpus)]
-    recorder.emit("plan", None, {"sub_questions": [sq.as_dict() for sq in plan],
-                                 "notes": notes, "fallback": fallback, "policy": policy.name})
+    recorder.emit(PlanMade(sub_questions=tuple(plan), notes=tuple(notes), fallback=fallback,
+                           policy=policy.name))
     return plan
 
 
@@ -105,14 +101,8 @@ def replan(
     ctx = ReplanContext(question=question, sub_corpora=infos, done=list(done),
                         accepted_counts=list(accepted_counts), briefing=briefing,
                         remaining=list(remaining), m_max=config.m_max)
-    output: ReplanOutput | None = None
-    for _ in range(max(1, config.stage_attempts)):
-        try:
-            output = recorder.invoke(index, lambda calls: policy.replan(ctx, calls))
-            break
-        except OutputParseError as exc:
-            recorder.emit("feedback", index, {"reason": "parse_failure", "stage": "replan",
-                                              "message": str(exc)})
+    output = ask_with_retries(recorder, index, "replan", config.stage_attempts,
+                              lambda calls: policy.replan(ctx, calls)).value
     notes: list[str] = []
     new_remaining = list(remaining)
     changed = False
@@ -126,9 +116,8 @@ def replan(
         else:
             new_remaining = proposed
             changed = new_remaining != list(remaining)
-    recorder.emit("replan", index, {
-        "before": [sq.as_dict() for sq in remaining],
-        "after": [sq.as_dict() for sq in new_remaining],
-        "changed": changed, "notes": notes,
-        "rationale": output.rationale if output is not None else ""})
+    recorder.emit(PlanRevised(before=tuple(remaining), after=tuple(new_remaining),
+                              changed=changed, notes=tuple(notes),
+                              rationale=output.rationale if output is not None else ""),
+                  subquestion=index)
     return new_remaining

@@ -12,21 +12,15 @@ from agent.engine.schemas import (
     PlannerOutput,
     RankOutput,
     ReplanOutput,
+    SearchArgs,
 )
-from agent.engine.types import (
-    AcceptedChunk,
-    Candidate,
-    HeldChunk,
-    Memory,
-    SearchRequest,
-    SubCorpusInfo,
-    SubQuestion,
-)
+from agent.engine.types import AcceptedChunk, HeldChunk, Memory, SubQuestion, VerdictSignals
+from common.search import Hit, SubCorpusInfo
 
 
 @dataclass(frozen=True)
 class LLMCall:
-    """Record one model call a policy made, for the llm_call event and replay."""
+    """Record one model call a policy made, for its llm_call event and the usage counters."""
 
     role: str
     prompt_name: str
@@ -36,7 +30,6 @@ class LLMCall:
     output_tokens: int
     cached_tokens: int
     seconds: float
-    response: str
 
 
 @dataclass(frozen=True)
@@ -63,10 +56,10 @@ class StepContext:
     memory: Memory
     action_log: list[str]
     feedback: list[str]
-    pending: list[Candidate]
+    pending: list[Hit]
     accepted: list[AcceptedChunk]
     held: list[HeldChunk]
-    searches: list[SearchRequest]
+    searches: list[SearchArgs]  # the searches run so far, as the agent asked them
     effective_step: int
     step_budget: int
 
@@ -114,13 +107,14 @@ class ReplanContext:
 class RankItem:
     """Describe one accepted document by its rationales, never its full text."""
 
-    document_id: str
+    document_key: str
     sub_corpus: str
     title: str
     date: str | None
     rationales: list[str]
     sub_questions: list[int]
     positions: list[int] = field(default_factory=list)  # acceptance order per sub-question
+    signals: list[VerdictSignals] = field(default_factory=list)  # of the accepted chunks
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -60,3 +61,24 @@ def render(prompt_name: str, **variables: Any) -> tuple[str, str]:
 def prompt_hash(system: str, user: str) -> str:
     """Return the sha256 of a rendered prompt (system, then user)."""
     return hashlib.sha256((system + "\n\x1e\n" + user).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """Carry one rendered prompt, named by its file, to the model of the role that answers it."""
+
+    name: str  # the prompt file's stem: "planner", "agent", "rank", ...
+    role: str  # "planner", "agent" or "reranker": picks the model
+    system: str
+    user: str
+
+    @property
+    def hash(self) -> str:
+        """Return the fingerprint replay and persistence match prompts by."""
+        return prompt_hash(self.system, self.user)
+
+
+def render_prompt(name: str, role: str, **variables: Any) -> Prompt:
+    """Render a prompt file into a Prompt for a role."""
+    system, user = render(name, **variables)
+    return Prompt(name=name, role=role, system=system, user=user)

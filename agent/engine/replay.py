@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from agent.engine.ports import ChatModel
-from agent.engine.prompting import prompt_hash
-from agent.engine.types import ChatResult, Event
+from agent.engine.prompting import Prompt
+from agent.engine.types import ChatResult
 
 
 @dataclass(frozen=True)
@@ -19,18 +18,22 @@ class RecordedCall:
     result: ChatResult
 
 
-def recorded_calls(events: Iterable[Event]) -> list[RecordedCall]:
-    """Rebuild the recorded calls from persisted llm_call events, in sequence order."""
-    calls = []
-    for event in sorted(events, key=lambda e: e.seq):
-        if event.kind != "llm_call":
-            continue
-        p: dict[str, Any] = event.payload
-        calls.append(RecordedCall(p["prompt_hash"], ChatResult(
-            text=p["response"], model=p["model"], input_tokens=p["input_tokens"],
-            output_tokens=p["output_tokens"], cached_tokens=p.get("cached_tokens", 0),
-            seconds=p.get("seconds", 0.0))))
-    return calls
+class RecordingChatModel:
+    """Keep every reply the inner model gives, in order, the moment it arrives.
+
+    The in-memory counterpart of a chat model that stores each paid reply before the policy
+    parses it: its `recorded` calls feed a ReplayChatModel when the run is resumed.
+    """
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+        self.recorded: list[RecordedCall] = []
+
+    def complete(self, prompt: Prompt) -> ChatResult:
+        """Ask the inner model and record its reply."""
+        result = self.inner.complete(prompt)
+        self.recorded.append(RecordedCall(prompt.hash, result))
+        return result
 
 
 class ReplayChatModel:
@@ -43,14 +46,14 @@ class ReplayChatModel:
         self.replayed = 0
         self.diverged = False
 
-    def complete(self, *, role: str, system: str, user: str) -> ChatResult:
+    def complete(self, prompt: Prompt) -> ChatResult:
         """Replay the next recorded reply if its prompt hash matches; otherwise ask the model."""
         if not self.diverged and self.position < len(self.recorded):
             expected = self.recorded[self.position]
-            if expected.prompt_hash == prompt_hash(system, user):
+            if expected.prompt_hash == prompt.hash:
                 self.position += 1
                 self.replayed += 1
                 return expected.result
             # A different prompt means the run diverged: never replay out of step again.
             self.diverged = True
-        return self.inner.complete(role=role, system=system, user=user)
+        return self.inner.complete(prompt)

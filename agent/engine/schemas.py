@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.engine.types import VerdictSignals
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -51,6 +53,7 @@ class Verdict(_Strict):
     chunk_id: int
     verdict: Literal["accept", "reject", "hold"]
     rationale: str = ""
+    signals: VerdictSignals | None = None  # the figures decided on, when the policy states them
 
 
 class SearchArgs(_Strict):
@@ -92,6 +95,7 @@ class Promotion(_Strict):
 
     chunk_id: int
     rationale: str = ""
+    signals: VerdictSignals | None = None  # the figures the promoted chunk ranks by, if any
 
 
 class HeldReevalOutput(_Strict):

@@ -2,30 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from agent.engine.config import EngineConfig
-from agent.engine.events import Recorder
-from agent.engine.loop import LoopEnv, truncate
-from agent.engine.parsing import OutputParseError
-from agent.engine.policy import BriefContext, HeldContext
-from agent.engine.schemas import Briefing, HeldReevalOutput
+from agent.engine.events import BriefingWritten, HeldReevaluated, StageFailed
+from agent.engine.loop import LoopEnv, truncate, verdict_event
+from agent.engine.policy import BriefContext, HeldContext, LLMCall
+from agent.engine.retry import ask_with_retries
+from agent.engine.schemas import Briefing
 from agent.engine.state import LoopState
 from agent.engine.types import AcceptedChunk
 
 
-def _attempt[T](recorder: Recorder, index: int, stage: str, config: EngineConfig,
-                decide: Any) -> T | None:
-    for _ in range(max(1, config.stage_attempts)):
-        try:
-            result: T = recorder.invoke(index, decide)
-            return result
-        except OutputParseError as exc:
-            recorder.emit("feedback", index, {"reason": "parse_failure", "stage": stage,
-                                              "message": str(exc)})
-    recorder.emit("error", index, {"stage": stage, "message": "no usable reply",
-                                   "fallback": True})
-    return None
+def _decide[T](env: LoopEnv, index: int, stage: str,
+               decide: Callable[[list[LLMCall]], T]) -> T | None:
+    """Ask with retries; report an error event when no reply was usable."""
+    value = ask_with_retries(env.recorder, index, stage, env.config.stage_attempts, decide).value
+    if value is None:
+        env.recorder.emit(StageFailed(stage=stage, message="no usable reply", fallback=True),
+                          subquestion=index)
+    return value
 
 
 def reevaluate_held(env: LoopEnv, state: LoopState) -> None:
@@ -35,9 +31,8 @@ def reevaluate_held(env: LoopEnv, state: LoopState) -> None:
     ctx = HeldContext(question=env.question, index=state.index, sub_question=state.sub_question,
                       memory=state.memory, accepted=list(state.accepted),
                       held=list(state.held.items))
-    output: HeldReevalOutput | None = _attempt(
-        env.recorder, state.index, "held_reeval", env.config,
-        lambda calls: env.policy.reevaluate_held(ctx, calls))
+    output = _decide(env, state.index, "held_reeval",
+                     lambda calls: env.policy.reevaluate_held(ctx, calls))
     promoted: list[int] = []
     ignored: list[int] = []
     for promotion in output.promotions if output is not None else []:
@@ -45,21 +40,21 @@ def reevaluate_held(env: LoopEnv, state: LoopState) -> None:
         if held is None:
             ignored.append(promotion.chunk_id)
             continue
-        candidate = held.candidate
+        hit = held.hit
         rationale, cut = truncate(promotion.rationale or held.rationale, env.config.rationale_max)
         state.accepted.append(AcceptedChunk(
-            chunk_id=candidate.chunk_id, document_id=candidate.document_id,
-            sub_corpus=candidate.sub_corpus, rationale=rationale, source="held_reeval",
-            title=candidate.title, date=candidate.date))
-        state.accepted_documents.add(candidate.document_id)
-        promoted.append(candidate.chunk_id)
-        env.recorder.emit("verdict", state.index, {
-            "chunk_id": candidate.chunk_id, "document_id": candidate.document_id,
-            "sub_corpus": candidate.sub_corpus, "verdict": "accept", "rationale": rationale,
-            "auto_held": held.auto_held, "source": "held_reeval", "rationale_truncated": cut})
-    env.recorder.emit("held_reeval", state.index, {
-        "promoted": promoted, "kept": [h.candidate.chunk_id for h in state.held.items],
-        "ignored": ignored, "rationale": output.rationale if output is not None else ""})
+            chunk_id=hit.chunk_id, document_key=hit.document_key, sub_corpus=hit.sub_corpus,
+            rationale=rationale, source="held_reeval", title=hit.title, date=hit.date,
+            signals=promotion.signals))
+        state.accepted_documents.add(hit.document_key)
+        promoted.append(hit.chunk_id)
+        env.recorder.emit(verdict_event(hit, "accept", rationale, source="held_reeval",
+                                        auto_held=held.auto_held, rationale_truncated=cut,
+                                        signals=promotion.signals), subquestion=state.index)
+    env.recorder.emit(HeldReevaluated(
+        promoted=tuple(promoted), kept=tuple(h.hit.chunk_id for h in state.held.items),
+        ignored=tuple(ignored), rationale=output.rationale if output is not None else ""),
+        subquestion=state.index)
 
 
 def fallback_briefing(state: LoopState) -> Briefing:
@@ -81,9 +76,8 @@ def write_briefing(env: LoopEnv, state: LoopState, finish_reason: str) -> dict[s
                        accepted_text={a.chunk_id: state.texts.get(a.chunk_id, "")
                                       for a in state.accepted},
                        held=list(state.held.items), finish_reason=finish_reason)
-    briefing: Briefing | None = _attempt(env.recorder, state.index, "briefing", env.config,
-                                         lambda calls: env.policy.brief(ctx, calls))
+    briefing = _decide(env, state.index, "briefing", lambda calls: env.policy.brief(ctx, calls))
     fallback = briefing is None
     data = (briefing or fallback_briefing(state)).model_dump()
-    env.recorder.emit("briefing", state.index, {**data, "fallback": fallback})
+    env.recorder.emit(BriefingWritten(**data, fallback=fallback), subquestion=state.index)
     return data

@@ -5,14 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from agent.engine.types import (
-    AcceptedChunk,
-    Candidate,
-    HeldChunk,
-    Memory,
-    SearchRequest,
-    SubQuestion,
-)
+from agent.engine.schemas import SearchArgs
+from agent.engine.types import AcceptedChunk, HeldChunk, Memory, SubQuestion
+from common.search import DateWindow, Hit
 
 SearchKey = tuple[str, str, str | None, str | None, str | None]
 
@@ -25,13 +20,13 @@ class Scope:
     date_from: str | None = None
     date_to: str | None = None
 
-    def admits(self, candidate: Candidate) -> bool:
-        """Tell whether a candidate lies inside the scope (undated documents stay in)."""
-        if self.sub_corpus and candidate.sub_corpus != self.sub_corpus:
+    def admits(self, hit: Hit) -> bool:
+        """Tell whether a hit lies inside the scope (undated documents stay in)."""
+        if self.sub_corpus and hit.sub_corpus != self.sub_corpus:
             return False
-        if candidate.date is None:
+        if hit.date is None:
             return True
-        day = candidate.date[:10]
+        day = hit.date[:10]
         if self.date_from and day < self.date_from:
             return False
         return not (self.date_to and day > self.date_to)
@@ -57,7 +52,7 @@ class HeldPool:
     def remove(self, chunk_id: int) -> HeldChunk | None:
         """Take a held chunk out of the pool."""
         for held in self.items:
-            if held.candidate.chunk_id == chunk_id:
+            if held.hit.chunk_id == chunk_id:
                 self.items.remove(held)
                 return held
         return None
@@ -71,14 +66,14 @@ class LoopState:
     sub_question: SubQuestion
     held: HeldPool
     memory: Memory = field(default_factory=Memory)
-    pending: list[Candidate] = field(default_factory=list)
+    pending: list[Hit] = field(default_factory=list)
     accepted: list[AcceptedChunk] = field(default_factory=list)
     accepted_documents: set[str] = field(default_factory=set)
     seen_chunks: set[int] = field(default_factory=set)
     texts: dict[int, str] = field(default_factory=dict)
     action_log: list[str] = field(default_factory=list)
     feedback: list[str] = field(default_factory=list)
-    searches: list[SearchRequest] = field(default_factory=list)
+    searches: list[SearchArgs] = field(default_factory=list)  # as the agent asked them
     search_keys: set[SearchKey] = field(default_factory=set)
     last_attempt: SearchKey | None = None
     effective_steps: int = 0
@@ -110,11 +105,32 @@ def widen(date_from: str | None, date_to: str | None, days: int) -> tuple[str | 
     return shift(date_from, -days), shift(date_to, days)
 
 
-def inside(candidate: Candidate, date_from: str | None, date_to: str | None) -> bool:
-    """Tell whether a candidate's date lies inside a window (undated: outside)."""
-    if candidate.date is None:
+def date_window(date_from: str | None, date_to: str | None) -> DateWindow | None:
+    """Build the inclusive window searched between two ISO days (None when both are missing).
+
+    One open end is closed at the other end's day. Raises ValueError on an unreadable day or a
+    window that ends before it starts.
+    """
+    start = date.fromisoformat(date_from) if date_from else None
+    end = date.fromisoformat(date_to) if date_to else None
+    if start is None and end is None:
+        return None
+    return DateWindow(start or end, end or start)  # type: ignore[arg-type]
+
+
+def target_day(value: str | None) -> DateWindow | None:
+    """Return the single-day window of a full ISO date, None for anything else."""
+    try:
+        return DateWindow.around(date.fromisoformat(value)) if value else None
+    except ValueError:
+        return None
+
+
+def inside(hit: Hit, date_from: str | None, date_to: str | None) -> bool:
+    """Tell whether a hit's date lies inside a window (undated: outside)."""
+    if hit.date is None:
         return date_from is None and date_to is None
-    day = candidate.date[:10]
+    day = hit.date[:10]
     if date_from and day < date_from:
         return False
     return not (date_to and day > date_to)

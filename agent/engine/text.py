@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
+
+from common.french_dates import extract_date as extract_date  # the engine's date reader
+from common.text import casefold_without_accents
 
 
 def _words(block: str) -> frozenset[str]:
@@ -46,11 +48,6 @@ FRAMING_WORDS = _words(
     """
 )
 
-FRENCH_MONTHS = {
-    "janvier": 1, "fevrier": 2, "mars": 3, "avril": 4, "mai": 5, "juin": 6, "juillet": 7,
-    "aout": 8, "septembre": 9, "octobre": 10, "novembre": 11, "decembre": 12,
-}  # fmt: skip
-
 _SENTENCE_START_CAPS = _words(
     """
     en quel quelle quels quelles comment pourquoi lequel laquelle lesquels entre selon dans
@@ -61,9 +58,7 @@ _SENTENCE_START_CAPS = _words(
 
 def fold(text: str) -> str:
     """Lowercase and strip accents; OCR ligatures become plain letters."""
-    text = text.replace("œ", "oe").replace("Œ", "oe").replace("æ", "ae").replace("Æ", "ae")
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return casefold_without_accents(text)
 
 
 def tokens(text: str) -> list[str]:
@@ -164,25 +159,6 @@ def extract_entities(text: str) -> list[str]:
         else:
             index += 1
     return list(found)
-
-
-def extract_date(text: str) -> str | None:
-    """Return the most precise date written in the text: YYYY-MM-DD, YYYY-MM or YYYY."""
-    folded = fold(text)
-    iso = re.search(r"\b(1[5-9]\d\d|20\d\d)-(\d\d)-(\d\d)\b", folded)
-    if iso:
-        return iso.group(0)
-    months = "|".join(FRENCH_MONTHS)
-    full = re.search(rf"\b(\d{{1,2}})(?:er)?\s+({months})\s+(1[5-9]\d\d|20\d\d)\b", folded)
-    if full:
-        day, month, year = int(full.group(1)), FRENCH_MONTHS[full.group(2)], full.group(3)
-        if 1 <= day <= 31:
-            return f"{year}-{month:02d}-{day:02d}"
-    month_year = re.search(rf"\b({months})\s+(1[5-9]\d\d|20\d\d)\b", folded)
-    if month_year:
-        return f"{month_year.group(2)}-{FRENCH_MONTHS[month_year.group(1)]:02d}"
-    year = re.search(r"\b(1[5-9]\d\d|20\d\d)\b", folded)
-    return year.group(0) if year else None
 
 
 def is_full_date(value: str | None) -> bool:

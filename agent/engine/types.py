@@ -1,44 +1,16 @@
-"""Value types shared by the engine, its ports and its policies."""
+"""Value types shared by the engine, its ports and its policies.
+
+Retrieval speaks `common.search` (SearchRequest down, Hit back up); a hit's `document_key` is the
+document's archive key ("sub_corpus:external_id"), the only document identifier the engine uses.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-
-@dataclass(frozen=True)
-class SubCorpusInfo:
-    """Describe one sub-corpus as the retriever knows it."""
-
-    slug: str
-    name: str
-    genre: str
-    description: str = ""
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """Hold one retrieved chunk; its text is untrusted OCR data."""
-
-    chunk_id: int
-    document_id: str
-    sub_corpus: str
-    title: str
-    date: str | None
-    text: str
-    score: float
-    channel_ranks: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class SearchRequest:
-    """Describe one channel query; dates bound the temporal channel (and filter any channel)."""
-
-    channel: str
-    query: str = ""
-    date_from: str | None = None
-    date_to: str | None = None
-    sub_corpus: str | None = None
+from common.search import Hit
 
 
 @dataclass(frozen=True)
@@ -51,16 +23,6 @@ class ChatResult:
     output_tokens: int
     cached_tokens: int = 0
     seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class Event:
-    """Record one append-only engine event; payload is JSON-serialisable."""
-
-    seq: int
-    kind: str
-    subquestion: int | None
-    payload: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -80,6 +42,13 @@ class SubQuestion:
             "entities": list(self.entities),
             "target_date": self.target_date,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SubQuestion:
+        """Rebuild a sub-question from its JSON view."""
+        return cls(text=data["text"], target_sub_corpus=data.get("target_sub_corpus"),
+                   entities=tuple(data.get("entities") or ()),
+                   target_date=data.get("target_date"))
 
 
 @dataclass(frozen=True)
@@ -104,40 +73,69 @@ class Memory:
 
 
 @dataclass(frozen=True)
+class EvidenceSpan:
+    """Locate the evidence inside a chunk's text: character offsets and the quoted text."""
+
+    start: int
+    end: int
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class VerdictSignals:
+    """The figures a verdict was decided on, kept as data beside its rationale.
+
+    Anything that ranks or re-evaluates reads these fields, never the rationale text, so
+    rewording a rationale cannot change a decision. `found_by` is "warm_start" or the channel
+    of the search that brought the chunk; `batch_rank` is its position in that batch (from 1).
+    `span` locates the evidence in the chunk when the policy knows it.
+    """
+
+    query_terms: int
+    matched_terms: tuple[str, ...]
+    found_by: str
+    batch_rank: int
+    score: float = 0.0
+    channel_ranks: Mapping[str, int] = field(default_factory=dict)
+    span: EvidenceSpan | None = None
+
+    @property
+    def share(self) -> float:
+        """Return the share of the question's terms found in the chunk."""
+        return len(self.matched_terms) / self.query_terms if self.query_terms else 0.0
+
+    @property
+    def from_warm_start(self) -> bool:
+        """Tell whether the fused warm start, rather than a single channel, found the chunk."""
+        return self.found_by == WARM_START
+
+
+WARM_START = "warm_start"
+
+
+@dataclass(frozen=True)
 class AcceptedChunk:
-    """Record one accepted chunk with the rationale that justified it."""
+    """Record one accepted chunk with the rationale (and the figures) that justified it."""
 
     chunk_id: int
-    document_id: str
+    document_key: str
     sub_corpus: str
     rationale: str
     source: str  # "agent" | "held_reeval"
     title: str = ""
     date: str | None = None
+    signals: VerdictSignals | None = None
 
 
 @dataclass(frozen=True)
 class HeldChunk:
     """Record one held chunk waiting for re-evaluation."""
 
-    candidate: Candidate
+    hit: Hit
     rationale: str
     auto_held: bool
     order: int  # arrival order inside the sub-question, for stable tie-breaking
-
-
-@dataclass
-class SubQuestionOutcome:
-    """Summarise one finished sub-question loop."""
-
-    index: int
-    sub_question: SubQuestion
-    accepted: list[AcceptedChunk]
-    held: list[HeldChunk]
-    finish_reason: str
-    effective_steps: int
-    raw_steps: int
-    briefing: dict[str, Any] | None = None
+    signals: VerdictSignals | None = None
 
 
 @dataclass
@@ -151,21 +149,10 @@ class Counters:
     model_seconds: float = 0.0
     engine_seconds: float = 0.0
 
-    def as_dict(self) -> dict[str, int | float]:
-        """Return a JSON-ready view."""
-        return {
-            "llm_calls": self.llm_calls,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cached_tokens": self.cached_tokens,
-            "model_seconds": self.model_seconds,
-            "engine_seconds": self.engine_seconds,
-        }
-
 
 @dataclass
 class InvestigationResult:
-    """Return the ranked sources and the evidence behind them."""
+    """Return the ranked sources (document keys) and the evidence behind them."""
 
     question: str
     status: str  # "finished" | "cancelled"

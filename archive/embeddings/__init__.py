@@ -27,11 +27,10 @@ from __future__ import annotations
 from django.conf import settings
 
 from archive.embeddings.base import EmbeddingProvider, fit_dimensions, spread_glued, word_windows
-from archive.embeddings.cache import content_sha256, embed_passages_cached
+from archive.embeddings.cache import embed_passages_cached
 
 __all__ = [
     "EmbeddingProvider",
-    "content_sha256",
     "embed_passages_cached",
     "fit_dimensions",
     "get_provider",

@@ -18,7 +18,7 @@ def content_sha256(text: str) -> str:
 
 def embed_passages_cached(
     provider: EmbeddingProvider, texts: list[str], *, batch_size: int = 32,
-    on_progress: Callable[[int], None] | None = None,
+    on_progress: Callable[[int], object] | None = None,
 ) -> tuple[np.ndarray, int]:
     """Return (vectors, number computed): cached vectors are reused, new ones are stored."""
     hashes = [content_sha256(t) for t in texts]

@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 
 import numpy as np
 
 from archive.embeddings.base import EmbeddingProvider, fit_dimensions
 from archive.models import EMBEDDING_DIMENSIONS
+from common.text import lower_without_accents
 
 _WORD = re.compile(r"\w+")
-
-
-def fold(text: str) -> str:
-    """Lower-case and strip accents."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 class HashProvider(EmbeddingProvider):
@@ -28,7 +22,7 @@ class HashProvider(EmbeddingProvider):
     def _vector(self, text: str) -> np.ndarray:
         vector = np.zeros(EMBEDDING_DIMENSIONS, dtype=np.float32)
         # Text without any word still gets a non-zero vector (a zero row has no cosine).
-        words = _WORD.findall(fold(text)) or [text.strip() or "<empty>"]
+        words = _WORD.findall(lower_without_accents(text)) or [text.strip() or "<empty>"]
         for word in words:
             digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
             bucket = int.from_bytes(digest[:4], "little") % EMBEDDING_DIMENSIONS

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from archive.embeddings.base import WindowedProvider
@@ -40,7 +42,7 @@ class OpenAIProvider(WindowedProvider):
         rows: list[list[float]] = []
         for i in range(0, len(texts), self.batch_size):
             batch = [prefix + t for t in texts[i : i + self.batch_size]]
-            extra = {"dimensions": self.dimensions} if self.dimensions else {}
+            extra: dict[str, Any] = {"dimensions": self.dimensions} if self.dimensions else {}
             response = self.client.embeddings.create(model=self.model, input=batch, **extra)
             # The API may answer out of order; ``index`` says where each vector belongs.
             ordered = sorted(response.data, key=lambda item: item.index)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from archive.importers.jsonl import detect_jsonl_format, read_jsonl
-from archive.importers.records import DocumentRecord, RecordError, SubCorpusInfo
+from archive.importers.records import DocumentRecord, RecordError
 from archive.importers.txt import read_txt_folder
 
 FORMATS = ("auto", "shared", "historiqa", "txt")
 
-__all__ = ["FORMATS", "DocumentRecord", "RecordError", "SubCorpusInfo", "read_records"]
+__all__ = ["FORMATS", "DocumentRecord", "RecordError", "read_records"]
 
 
 def resolve_format(path: Path, fmt: str) -> str:

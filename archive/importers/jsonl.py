@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,38 +10,14 @@ from archive.importers.records import (
     DocumentRecord,
     RecordError,
     date_from_parts,
-    french_date,
     parse_date,
     require_str,
     sub_corpus_info,
 )
+from common.french_dates import format_french_date
+from common.jsonl import json_file_objects
 
 _DEBATE_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d+)_(\d+)$")
-
-
-def _json_lines(path: Path) -> Iterator[tuple[int, dict | RecordError]]:
-    with path.open(encoding="utf-8", errors="strict") as handle:
-        line_no = 0
-        while True:
-            line_no += 1
-            try:
-                line = handle.readline()
-            except UnicodeDecodeError as exc:
-                yield line_no, RecordError(line_no, f"not UTF-8 text ({exc.reason})")
-                return
-            if not line:
-                return
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield line_no, RecordError(line_no, f"bad JSON ({exc.msg}, column {exc.colno})")
-                continue
-            if not isinstance(row, dict):
-                yield line_no, RecordError(line_no, "expected a JSON object")
-                continue
-            yield line_no, row
 
 
 def _heading(text: str, limit: int = 120) -> str:
@@ -80,13 +55,14 @@ def shared_record(row: dict, line: int) -> DocumentRecord:
         publication=source or info.name, date=date, date_precision=precision,
     )
     debate = _DEBATE_ID.match(raw_id)
+    when = format_french_date(date, precision)
     if info.genre == "debates" and debate:
         sitting, section = int(debate.group(2)), int(debate.group(3))
         record.page = f"séance {sitting}, section {section}"
         record.metadata = {"sitting": sitting, "section": section}
-        record.title = f"Séance du {french_date(date, precision)}: {_heading(text)}"
+        record.title = f"Séance du {when}: {_heading(text)}"
     else:
-        record.title = ", ".join(p for p in (record.publication, french_date(date, precision)) if p)
+        record.title = ", ".join(p for p in (record.publication, when) if p)
     return record
 
 
@@ -128,9 +104,9 @@ def historiqa_record(row: dict, line: int) -> DocumentRecord:
     }
     publication = str(row.get("source") or info.name)
     if isinstance(sommaire, str) and sommaire.strip():
-        title = f"{french_date(date, precision)}: {_heading(sommaire)}".lstrip(": ")
+        title = f"{format_french_date(date, precision)}: {_heading(sommaire)}".lstrip(": ")
     else:
-        title = ", ".join(p for p in (publication, french_date(date, precision)) if p)
+        title = ", ".join(p for p in (publication, format_french_date(date, precision)) if p)
     return DocumentRecord(
         line=line, sub_corpus=info, external_id=external_id.strip(), text=text, title=title,
         publication=publication, date=date, date_precision=precision,
@@ -142,9 +118,9 @@ def historiqa_record(row: dict, line: int) -> DocumentRecord:
 def read_jsonl(path: Path, fmt: str) -> Iterator[DocumentRecord | RecordError]:
     """Yield a record or an error for every non-blank line of ``path``."""
     mapper = shared_record if fmt == "shared" else historiqa_record
-    for line, row in _json_lines(path):
-        if isinstance(row, RecordError):
-            yield row
+    for line, row, problem in json_file_objects(path):
+        if row is None:
+            yield RecordError(line, problem)
             continue
         try:
             yield mapper(row, line)
@@ -154,8 +130,8 @@ def read_jsonl(path: Path, fmt: str) -> Iterator[DocumentRecord | RecordError]:
 
 def detect_jsonl_format(path: Path) -> str:
     """Guess "shared" or "historiqa" from the first JSON object of ``path``."""
-    for _, row in _json_lines(path):
-        if isinstance(row, dict):
+    for _, row, _ in json_file_objects(path):
+        if row is not None:
             if "document" in row or ("id" in row and "raw_id" not in row):
                 return "historiqa"
             return "shared"

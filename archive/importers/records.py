@@ -10,6 +10,11 @@ from dataclasses import dataclass, field
 
 from django.utils.text import slugify
 
+from common.search import SubCorpusInfo
+
+# Every corpus imported so far is French; the language picks the BM25 analyzer.
+DEFAULT_LANGUAGE = "fr"
+
 
 class RecordError(ValueError):
     """A record that cannot be imported, with where it was found."""
@@ -20,28 +25,20 @@ class RecordError(ValueError):
         self.message = message
 
 
-@dataclass(frozen=True)
-class SubCorpusInfo:
-    slug: str
-    name: str
-    genre: str
-    description: str = ""
-    language: str = "fr"
-
-
 # Nice names for corpora we know; anything else gets its slug or source as name.
 KNOWN_SUB_CORPORA = {
     "legaulois_1887_v1": SubCorpusInfo(
         "legaulois_1887_v1", "Le Gaulois", "press",
-        "Le Gaulois, Paris daily, 1887 (BnF Gallica OCR).",
+        "Le Gaulois, Paris daily, 1887 (BnF Gallica OCR).", DEFAULT_LANGUAGE,
     ),
     "lintransigeant_1887_v1": SubCorpusInfo(
         "lintransigeant_1887_v1", "L'Intransigeant", "press",
-        "L'Intransigeant, Paris daily, 1887 (BnF Gallica OCR).",
+        "L'Intransigeant, Paris daily, 1887 (BnF Gallica OCR).", DEFAULT_LANGUAGE,
     ),
     "debats_1887": SubCorpusInfo(
         "debats_1887", "Chambre des députés, débats (Journal officiel)", "debates",
         "Sections of the Chambre des députés debates as printed in the Journal officiel, 1887.",
+        DEFAULT_LANGUAGE,
     ),
 }
 
@@ -54,7 +51,7 @@ def sub_corpus_info(slug: str, source: str = "", genre: str | None = None) -> Su
     if genre is None:
         debates = slug.startswith("debats") or "journal officiel" in haystack
         genre = "debates" if debates or "débat" in haystack else "press"
-    return SubCorpusInfo(slug, source or slug, genre)
+    return SubCorpusInfo(slug, source or slug, genre, language=DEFAULT_LANGUAGE)
 
 
 @dataclass
@@ -86,8 +83,6 @@ class DocumentRecord:
 
 
 _FULL_DATE = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?$")
-_MONTHS = ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août",
-           "septembre", "octobre", "novembre", "décembre"]
 
 
 def parse_date(value, line: int) -> tuple[dt.date | None, str]:
@@ -117,18 +112,6 @@ def date_from_parts(year, month, day, line: int, shown=None) -> tuple[dt.date | 
         raise RecordError(line, f"unparsable date {shown!r}") from None
     precision = "day" if d else "month" if m else "year"
     return date, precision
-
-
-def french_date(date: dt.date | None, precision: str) -> str:
-    """Format a date the way a French citation prints it."""
-    if date is None:
-        return ""
-    if precision == "year":
-        return str(date.year)
-    if precision == "month":
-        return f"{_MONTHS[date.month - 1]} {date.year}"
-    day = "1er" if date.day == 1 else str(date.day)
-    return f"{day} {_MONTHS[date.month - 1]} {date.year}"
 
 
 def require_str(row: dict, key: str, line: int, *, allow_empty: bool = False) -> str:

@@ -12,14 +12,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from archive.importers.records import (
+    DEFAULT_LANGUAGE,
     DocumentRecord,
     RecordError,
-    SubCorpusInfo,
-    french_date,
     parse_date,
     slug_for,
     sub_corpus_info,
 )
+from common.french_dates import format_french_date
+from common.search import SubCorpusInfo
 
 _GENRES = {"press", "debates", "other"}
 
@@ -48,6 +49,7 @@ def read_txt_folder(
 ) -> Iterator[DocumentRecord | RecordError]:
     """Yield one record per .txt file; errors carry the CSV line (or 0 for a file problem)."""
     meta: dict[str, tuple[int, dict]] = {}
+    csv_name = metadata_csv.name if metadata_csv else ""
     if metadata_csv:
         meta, errors = _read_csv(metadata_csv)
         yield from errors
@@ -56,7 +58,7 @@ def read_txt_folder(
     known = {f.name for f in files}
     for name, (line, _) in meta.items():
         if name not in known:
-            yield RecordError(line, f"{metadata_csv.name}: no file {name} in the folder")
+            yield RecordError(line, f"{csv_name}: no file {name} in the folder")
     for file in files:
         line, row = meta.get(file.name, (0, {}))
         where = f"{file.name}" + (f" (CSV line {line})" if line else "")
@@ -80,10 +82,12 @@ def read_txt_folder(
         slug = slug_for(row["sub_corpus"]) if row.get("sub_corpus") else default_slug
         info = sub_corpus_info(slug, row.get("sub_corpus_name", ""), genre)
         if row.get("sub_corpus_name") and info.name != row["sub_corpus_name"]:
-            info = SubCorpusInfo(slug, row["sub_corpus_name"], info.genre)
+            info = SubCorpusInfo(
+                slug, row["sub_corpus_name"], info.genre, language=DEFAULT_LANGUAGE
+            )
         publication = row.get("publication", "")
         title = row.get("title") or ", ".join(
-            p for p in (publication or file.stem, french_date(date, precision)) if p
+            p for p in (publication or file.stem, format_french_date(date, precision)) if p
         )
         yield DocumentRecord(
             line=line, sub_corpus=info, external_id=row.get("external_id") or file.stem,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trace_site.jsonl import json_objects
+from common.jsonl import json_objects
 
 REQUIRED = {"qid": str, "question": str, "question_type": str, "gold_ids": list}
 

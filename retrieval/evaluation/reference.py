@@ -1,25 +1,28 @@
-"""The reference BM25 (bm25s; accent folding, French stop words) over the same chunks."""
+"""The reference BM25 (bm25s; accent folding, French stop words) over the same chunks.
+
+bm25s is an evaluation baseline, installed from requirements-dev.lock, not in the runtime image.
+"""
 
 from __future__ import annotations
 
 import time
-import unicodedata
 
 import numpy as np
 
 from archive.models import Chunk
-
-
-def _fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+from common.text import lower_without_accents
 
 
 class Bm25sReference:
     """Score every chunk with bm25s, keep each document's best chunk."""
 
     def __init__(self, config):
-        import bm25s
+        try:
+            import bm25s
+        except ImportError as exc:
+            raise RuntimeError(
+                "the bm25s-reference system needs bm25s: install requirements-dev.lock"
+            ) from exc
 
         rows = Chunk.objects.all()
         if config.sub_corpora is not None:
@@ -31,8 +34,8 @@ class Bm25sReference:
         self._keys = np.array([f"{slug}:{ext}" for _, slug, ext in data])
         self._depth = config.depth
         self._bm25s = bm25s
-        tokens = bm25s.tokenize([_fold(text) for text, _, _ in data], stopwords="fr",
-                                show_progress=False)
+        folded = [lower_without_accents(text) for text, _, _ in data]
+        tokens = bm25s.tokenize(folded, stopwords="fr", show_progress=False)
         self._retriever = bm25s.BM25()
         self._retriever.index(tokens, show_progress=False)
         self._n = len(data)
@@ -41,8 +44,8 @@ class Bm25sReference:
         from retrieval.evaluation.systems import SystemRun
 
         start = time.perf_counter()
-        tokens = self._bm25s.tokenize([_fold(question["question"])], stopwords="fr",
-                                      show_progress=False)
+        folded = [lower_without_accents(question["question"])]
+        tokens = self._bm25s.tokenize(folded, stopwords="fr", show_progress=False)
         query = _query_tokens(tokens)
         scores = self._retriever.get_scores(query) if query else np.zeros(self._n)
         order = np.argsort(-scores, kind="stable")

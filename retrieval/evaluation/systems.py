@@ -6,12 +6,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from retrieval import bm25, dense
+from common.french_dates import extract_date_window
+from common.search import DateWindow, SearchRequest
+from retrieval import channels
 from retrieval.analysis import AnalyzerOptions
-from retrieval.dates import resolve_window
+from retrieval.channels.base import Channel
+from retrieval.channels.bm25 import Bm25Channel
+from retrieval.evaluation.fusions import per_subcorpus_hybrid
 from retrieval.fusion import rrf
-from retrieval.phase1 import DEFAULT_WEIGHTS, channel_rankings, per_subcorpus_hybrid
-from retrieval.types import Constraints
+from retrieval.warm_start import DEFAULT_WEIGHTS, warm_start_rankings
 
 
 @dataclass
@@ -31,10 +34,13 @@ class EvalConfig:
     document_ids: tuple[int, ...] | None = None
     depth: int = 100
 
-    def constraints(self) -> Constraints:
-        """Return channel constraints restricted to the evaluation pool."""
-        return Constraints(sub_corpora=self.sub_corpora, document_ids=self.document_ids,
-                           cap=self.depth)
+    def request(
+        self, query: str, *, channel: str = "warm_start", window: DateWindow | None = None
+    ) -> SearchRequest:
+        """Return a request for `depth` documents restricted to the evaluation pool."""
+        return SearchRequest(channel=channel, query=query, window=window,
+                             sub_corpora=self.sub_corpora, document_ids=self.document_ids,
+                             limit=self.depth)
 
 
 System = Callable[[dict], SystemRun]
@@ -64,11 +70,11 @@ def _keys(hits) -> list[str]:
     return [hit.document_key for hit in hits]
 
 
-def _single(channel_search: Callable) -> SystemFactory:
+def _single(channel: Channel) -> SystemFactory:
     def factory(config: EvalConfig) -> System:
         def run(question: dict) -> SystemRun:
             start = time.perf_counter()
-            hits = channel_search(question["question"], config.constraints())
+            hits = channel.search(config.request(question["question"], channel=channel.name))
             return SystemRun(_keys(hits), time.perf_counter() - start)
 
         return run
@@ -77,25 +83,20 @@ def _single(channel_search: Callable) -> SystemFactory:
 
 
 def _bm25_variant(options: AnalyzerOptions, **scoring) -> SystemFactory:
-    return _single(
-        lambda query, constraints: bm25.search(query, constraints, options=options, **scoring)
-    )
+    return _single(Bm25Channel(options=options, **scoring))
 
 
 def _hybrid(with_temporal: bool, weights: dict | None = None) -> SystemFactory:
     def factory(config: EvalConfig) -> System:
         def run(question: dict) -> SystemRun:
             start = time.perf_counter()
-            window = resolve_window(question["question"]) if with_temporal else None
-            names = ["bm25", "dense"] + (["temporal"] if window else [])
-            rankings = channel_rankings(
-                question["question"], config.constraints(), channels=names, target_date=window
-            )
+            window = extract_date_window(question["question"]) if with_temporal else None
+            rankings = warm_start_rankings(config.request(question["question"], window=window))
             fused = rrf(rankings, weights=DEFAULT_WEIGHTS if weights is None else weights)
             fused = fused[: config.depth]
             seconds = time.perf_counter() - start
             extras = {"channel_rankings": {n: _keys(h[:20]) for n, h in rankings.items()}}
-            return SystemRun([f.document_key for f in fused], seconds, extras)
+            return SystemRun(_keys(fused), seconds, extras)
 
         return run
 
@@ -103,7 +104,7 @@ def _hybrid(with_temporal: bool, weights: dict | None = None) -> SystemFactory:
 
 
 def _per_subcorpus(
-    channels: tuple[str, ...], weights: dict | None = None, include_global: bool = False
+    channel_names: tuple[str, ...], weights: dict | None = None, include_global: bool = False
 ) -> SystemFactory:
     def factory(config: EvalConfig) -> System:
         from archive.models import SubCorpus
@@ -113,20 +114,21 @@ def _per_subcorpus(
         def run(question: dict) -> SystemRun:
             start = time.perf_counter()
             fused = per_subcorpus_hybrid(
-                question["question"], sub_corpora=slugs, limit=config.depth, channels=channels,
-                document_ids=config.document_ids, weights=weights, include_global=include_global,
+                config.request(question["question"]), sub_corpora=slugs, channels=channel_names,
+                weights=weights, include_global=include_global,
             )
-            return SystemRun([f.document_key for f in fused], time.perf_counter() - start)
+            return SystemRun(_keys(fused), time.perf_counter() - start)
 
         return run
 
     return factory
 
 
-register_system("bm25", _single(bm25.search))
-register_system("dense", _single(dense.search))
+register_system("bm25", _single(channels.get("bm25")))
+register_system("dense", _single(channels.get("dense")))
 register_system("hybrid", _hybrid(with_temporal=False))
 register_system("hybrid+temporal", _hybrid(with_temporal=True))
+# Equal channel weights, kept registered to reproduce the weighting measurements in the docs.
 register_system("hybrid-rrf-equal", _hybrid(False, {}))
 register_system("hybrid-per-subcorpus-rrf-equal", _per_subcorpus(("bm25", "dense"), {}))
 register_system("hybrid-per-subcorpus", _per_subcorpus(("bm25", "dense")))

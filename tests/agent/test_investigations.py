@@ -7,10 +7,10 @@ import pytest
 from agent import services
 from agent.engine.llm_policy import LLMPolicy
 from agent.engine.offline import OfflinePolicy
-from agent.engine.stub_server import plausible_reply
-from agent.engine.testing import ScriptedChatModel
 from agent.models import Investigation, LLMCall, Step, Verdict
 from agent.selectors import review_sources
+from tests.fakes.chat import ScriptedChatModel
+from tests.fakes.stub_server import plausible_reply
 
 QUESTION = ("Comment Le Gaulois et L'Intransigeant jugent-ils le discours de M. Lejeune "
             "sur les céréales ?")
@@ -35,7 +35,7 @@ def test_a_run_persists_contiguous_steps_and_projects_verdicts(users, tiny_archi
         == verdict_steps
     assert investigation.sub_questions.count() >= 1
     assert investigation.ranked_ids, "the offline policy accepts the matching articles"
-    assert set(investigation.ranked_ids) <= {c.document_id for c in tiny_archive.chunks}
+    assert set(investigation.ranked_ids) <= {c.document_key for c in tiny_archive.chunks}
 
 
 class Killed(BaseException):
@@ -55,11 +55,11 @@ def test_a_resumed_run_replays_paid_calls_and_skips_persisted_steps(users, tiny_
     investigation = _create(users["alice"])
     calls = {"n": 0}
 
-    def dying(role, system, user):
+    def dying(prompt):
         calls["n"] += 1
         if calls["n"] > 4:
             raise Killed()
-        return plausible_reply(role, system, user)
+        return plausible_reply(prompt)
 
     with pytest.raises(Killed):
         services.investigation_execute(
@@ -86,7 +86,7 @@ def test_a_resumed_run_replays_paid_calls_and_skips_persisted_steps(users, tiny_
 
 
 def _without_timing(payload):
-    return {k: v for k, v in payload.items() if k not in {"seconds", "elapsed"}}
+    return {k: v for k, v in payload.items() if not k.endswith("seconds")}
 
 
 def _resumable(inner, investigation):

@@ -7,9 +7,9 @@ from django.db import connection
 from pgvector.django import CosineDistance
 
 from archive.embeddings import get_provider
-from archive.lookups import like_pattern
 from archive.models import Chunk
 from archive.services import ingest_file
+from common.sql import like_pattern
 from tests.archive.conftest import shared_line
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,11 @@ from typing import Any
 
 import pytest
 
-from agent.engine.testing import InMemoryRetriever, ListSink, ScriptedChatModel
-from agent.engine.types import Candidate, SubCorpusInfo
+from agent.engine.prompting import Prompt
+from agent.engine.sinks import ListSink
+from common.search import Hit, SubCorpusInfo
+from tests.fakes.chat import ScriptedChatModel
+from tests.fakes.retriever import InMemoryRetriever, chunk
 
 INFOS = [
     SubCorpusInfo("gaulois", "Le Gaulois", "press"),
@@ -17,7 +20,7 @@ INFOS = [
 ]
 
 DOCS = [
-    # chunk_id, document_id, sub_corpus, date, text
+    # chunk_id, document_key, sub_corpus, date, text
     (1, "gaulois:1", "gaulois", "1887-02-26", "M. Lejeune défend le droit sur les céréales."),
     (2, "gaulois:1", "gaulois", "1887-02-26", "Suite: la protection de l'agriculture."),
     (3, "gaulois:2", "gaulois", "1887-03-01", "Les sucres et le budget de la guerre."),
@@ -33,8 +36,9 @@ DOCS = [
 Q = "Comment M. Lejeune défend-il le droit sur les céréales, et comment la presse réagit-elle ?"
 
 
-def make_chunks() -> list[Candidate]:
-    return [Candidate(cid, doc, sc, doc, day, text, 0.0, {}) for cid, doc, sc, day, text in DOCS]
+def make_chunks() -> list[Hit]:
+    ids = {key: number for number, key in enumerate(dict.fromkeys(d[1] for d in DOCS), start=1)}
+    return [chunk(cid, ids[key], key, sc, day, text) for cid, key, sc, day, text in DOCS]
 
 
 @pytest.fixture
@@ -103,8 +107,8 @@ def pending_ids(user: str) -> list[int]:
 def review_pending(verdict: str = "accept", *, first_only: str | None = None, tag: str = ""):
     """Review whatever is pending with `verdict` (or only the first; the rest `first_only`)."""
 
-    def reply(role: str, system: str, user: str) -> str:
-        ids = pending_ids(user)
+    def reply(prompt: Prompt) -> str:
+        ids = pending_ids(prompt.user)
         items = []
         for i, cid in enumerate(ids):
             v = verdict if (first_only is None or i == 0) else first_only
@@ -124,7 +128,7 @@ def run(question: str, replies: list[Any], retriever: InMemoryRetriever, sink: L
     return result, chat
 
 
-def rank_all(role: str, system: str, user: str) -> str:
+def rank_all(prompt: Prompt) -> str:
     import re
 
-    return json.dumps({"order": re.findall(r'<rationale document="([^"]*)"', user)})
+    return json.dumps({"order": re.findall(r'<rationale document="([^"]*)"', prompt.user)})

@@ -8,11 +8,11 @@ import json
 from agent.engine import (
     EngineConfig,
     LLMPolicy,
+    RecordingChatModel,
     ReplayChatModel,
-    recorded_calls,
     run_investigation,
 )
-from agent.engine.testing import ListSink, ScriptedChatModel
+from agent.engine.sinks import ListSink
 from tests.engine.conftest import (
     Q,
     briefing,
@@ -25,6 +25,8 @@ from tests.engine.conftest import (
     run,
     search,
 )
+from tests.fakes.chat import ScriptedChatModel
+from tests.fakes.sinks import InterruptingSink
 
 TWO = plan(("Lejeune céréales", "gaulois"), ("Lejeune céréales", "intran"))
 
@@ -39,18 +41,18 @@ def test_planner_keeps_at_most_m_max_sub_questions(retriever, sink):
     config = EngineConfig(m_max=2)
     replies = [many, finish(), briefing(), keep_plan(), finish(), briefing()]
     run(Q, replies, retriever, sink, config=config)
-    event = sink.of("plan")[0].payload
-    assert len(event["sub_questions"]) == 2
-    assert any("beyond the limit" in note for note in event["notes"])
+    event = sink.of("plan")[0]
+    assert len(event.sub_questions) == 2
+    assert any("beyond the limit" in note for note in event.notes)
 
 
 def test_planner_maps_names_and_turns_unknown_targets_into_any(retriever, sink):
     replies = [plan(("a", "Le Gaulois"), ("b", "nowhere")), finish(), briefing(), keep_plan(),
                finish(), briefing()]
     run(Q, replies, retriever, sink)
-    subs = sink.of("plan")[0].payload["sub_questions"]
-    assert [s["target_sub_corpus"] for s in subs] == ["gaulois", None]
-    assert any("unknown target" in n for n in sink.of("plan")[0].payload["notes"])
+    subs = sink.of("plan")[0].sub_questions
+    assert [s.target_sub_corpus for s in subs] == ["gaulois", None]
+    assert any("unknown target" in n for n in sink.of("plan")[0].notes)
 
 
 def test_planner_parse_failure_is_retried_then_falls_back_to_the_question(retriever, sink):
@@ -58,7 +60,7 @@ def test_planner_parse_failure_is_retried_then_falls_back_to_the_question(retrie
                briefing()]
     result, _ = run(Q, replies, retriever, sink)
     assert [s.text for s in result.sub_questions] == [Q]
-    assert sink.of("plan")[0].payload["fallback"] is True
+    assert sink.of("plan")[0].fallback is True
     assert len(sink.of("llm_call")) >= 2
 
 
@@ -67,17 +69,17 @@ def test_held_reevaluation_promotes_held_and_auto_held_chunks(retriever, sink):
                search("temporal", "", date_from="1887-02-25", date_to="1887-02-25"),
                review_pending("reject"), finish(), held(1, 2), briefing(), rank_all]
     result, _ = run(Q, replies, retriever, sink)
-    promoted = [e.payload for e in sink.of("verdict") if e.payload["source"] == "held_reeval"]
-    assert [p["chunk_id"] for p in promoted] == [1, 2]
-    assert promoted[1]["auto_held"] is True
-    assert sink.of("held_reeval")[0].payload["promoted"] == [1, 2]
+    promoted = [e for e in sink.of("verdict") if e.source == "held_reeval"]
+    assert [p.chunk_id for p in promoted] == [1, 2]
+    assert promoted[1].auto_held is True
+    assert sink.of("held_reeval")[0].promoted == (1, 2)
     assert {a.chunk_id for a in result.accepted[0]} == {1, 2}
 
 
 def test_briefing_has_six_fields_and_is_the_channel_to_the_next_sub_question(retriever, sink):
     _, chat = run(Q, two_subquestions_accepting_everything(), retriever, sink)
-    event = sink.of("briefing")[0].payload
-    assert set(event) - {"fallback"} == {"summary", "confirmed_facts", "confirmed_dates",
+    event = sink.of("briefing")[0]
+    assert set(event.payload()) - {"fallback"} == {"summary", "confirmed_facts", "confirmed_dates",
                                          "confirmed_entities", "gaps", "search_hints"}
     second_agent_prompt = chat.calls[5].user
     assert "first" in second_agent_prompt and "pain" in second_agent_prompt
@@ -88,9 +90,9 @@ def test_sub_questions_never_share_accepted_sets_or_exclusions(retriever, sink):
                review_pending("accept"), finish(), briefing(), keep_plan(),
                review_pending("accept"), finish(), briefing(), rank_all]
     result, _ = run(Q, replies, retriever, sink)
-    warm = [e.payload for e in sink.of("warm_start")]
-    assert warm[0]["document_ids"] == warm[1]["document_ids"]
-    assert [a.document_id for a in result.accepted[0]] == [a.document_id
+    warm = sink.of("warm_start")
+    assert warm[0].document_keys == warm[1].document_keys
+    assert [a.document_key for a in result.accepted[0]] == [a.document_key
                                                             for a in result.accepted[1]]
 
 
@@ -104,9 +106,9 @@ def test_replanner_may_add_sub_questions_but_never_beyond_m_max(retriever, sink)
                briefing()]
     result, _ = run(Q, replies, retriever, sink, config=config)
     assert len(result.sub_questions) == 3
-    event = sink.of("replan")[0].payload
-    assert [s["text"] for s in event["after"]] == ["x", "y"]
-    assert any("beyond the limit" in n for n in event["notes"])
+    event = sink.of("replan")[0]
+    assert [s.text for s in event.after] == ["x", "y"]
+    assert any("beyond the limit" in n for n in event.notes)
 
 
 def test_ranking_groups_by_count_and_calls_the_ranker_only_for_groups_of_two(retriever, sink):
@@ -114,13 +116,13 @@ def test_ranking_groups_by_count_and_calls_the_ranker_only_for_groups_of_two(ret
                review_pending("accept"), finish(), briefing(), keep_plan(),
                review_pending("accept"), finish(), briefing(), rank_all]
     result, chat = run(Q, replies, retriever, sink)
-    rank = sink.of("rank")[0].payload
-    counts = [g["count"] for g in rank["groups"]]
+    rank = sink.of("rank")[0]
+    counts = [g.count for g in rank.groups]
     assert counts == sorted(counts, reverse=True)
-    assert all(g["llm"] == (len(g["documents"]) >= 2) for g in rank["groups"])
+    assert all(g.llm == (len(g.documents) >= 2) for g in rank.groups)
     assert sum(1 for c in chat.calls if c.role == "reranker") == sum(
-        1 for g in rank["groups"] if len(g["documents"]) >= 2)
-    assert result.ranked_documents == rank["ranked"]
+        1 for g in rank.groups if len(g.documents) >= 2)
+    assert result.ranked_documents == list(rank.ranked)
     rank_prompt = next(c.user for c in chat.calls if c.role == "reranker")
     assert "défend le droit" not in rank_prompt  # rationales only, never the full text
 
@@ -136,12 +138,12 @@ def test_held_documents_are_returned_separately(retriever, sink):
 def strip_timing(events):
     def clean(value):
         if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items() if k not in ("seconds", "elapsed")}
+            return {k: clean(v) for k, v in value.items() if not k.endswith("seconds")}
         if isinstance(value, list):
             return [clean(v) for v in value]
         return value
 
-    return [(e.seq, e.kind, e.subquestion, clean(e.payload)) for e in events]
+    return [(e.seq, e.kind, e.subquestion, clean(e.payload())) for e in events]
 
 
 def test_same_responses_and_results_give_the_same_event_sequence(retriever):
@@ -153,22 +155,22 @@ def test_same_responses_and_results_give_the_same_event_sequence(retriever):
 
 
 def test_cancellation_stops_cleanly_between_steps(retriever):
-    sink = ListSink(cancel_after=6)
+    sink = InterruptingSink(cancel_after=6)
     result, chat = run(Q, two_subquestions_accepting_everything(), retriever, sink)
     assert result.status == "cancelled"
-    assert sink.events[-1].kind == "finish" and sink.events[-1].payload["status"] == "cancelled"
+    assert sink.events[-1].kind == "finish" and sink.events[-1].status == "cancelled"
     assert all(c.role != "reranker" for c in chat.calls)
 
 
 def test_interrupted_investigation_replays_without_asking_the_model_again(retriever):
     full_sink = ListSink()
     full, _ = run(Q, two_subquestions_accepting_everything(), retriever, full_sink)
-    broken = ListSink(fail_after=14)
-    chat = ScriptedChatModel(two_subquestions_accepting_everything())
+    broken = InterruptingSink(fail_after=14)
+    chat = RecordingChatModel(ScriptedChatModel(two_subquestions_accepting_everything()))
     with contextlib.suppress(RuntimeError):
         run_investigation(Q, policy=LLMPolicy(chat), retriever=retriever, sink=broken)
-    recorded = recorded_calls(broken.events)
-    assert 0 < len(recorded) < len(chat.calls) + 1
+    recorded = chat.recorded  # every reply paid for before the sink failed
+    assert 0 < len(recorded) < full.counters.llm_calls
     inner = ScriptedChatModel(two_subquestions_accepting_everything()[len(recorded):])
     replay = ReplayChatModel(inner, recorded)
     resumed_sink = ListSink()
@@ -184,15 +186,15 @@ def test_counters_add_up_the_model_usage(retriever, sink):
     result, chat = run(Q, two_subquestions_accepting_everything(), retriever, sink)
     calls = sink.of("llm_call")
     assert result.counters.llm_calls == len(chat.calls) == len(calls)
-    assert result.counters.input_tokens == sum(c.payload["input_tokens"] for c in calls)
+    assert result.counters.input_tokens == sum(c.input_tokens for c in calls)
     assert result.counters.engine_seconds >= 0 and result.counters.model_seconds >= 0
 
 
 def test_llm_call_events_record_prompt_name_and_hash(retriever, sink):
     run(Q, two_subquestions_accepting_everything(), retriever, sink)
-    names = [e.payload["prompt_name"] for e in sink.of("llm_call")]
+    names = [e.prompt_name for e in sink.of("llm_call")]
     assert names[:4] == ["planner", "agent", "agent", "briefing"]
-    assert all(len(e.payload["prompt_hash"]) == 64 for e in sink.of("llm_call"))
+    assert all(len(e.prompt_hash) == 64 for e in sink.of("llm_call"))
 
 
 def test_user_sub_corpus_and_dates_constrain_the_whole_investigation(retriever, sink):
@@ -200,6 +202,6 @@ def test_user_sub_corpus_and_dates_constrain_the_whole_investigation(retriever, 
                briefing(), keep_plan(), review_pending("accept"), finish(), briefing()]
     result, _ = run(Q, replies, retriever, sink, sub_corpus="intran", date_to="1887-02-27")
     assert all(s.target_sub_corpus == "intran" for s in result.sub_questions)
-    docs = {a.document_id for chunks in result.accepted.values() for a in chunks}
+    docs = {a.document_key for chunks in result.accepted.values() for a in chunks}
     assert docs == {"intran:1"}
-    assert "empty_result" in [e.payload["reason"] for e in sink.of("feedback")]
+    assert "empty_result" in [e.reason for e in sink.of("feedback")]

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agent.engine import OfflinePolicy, run_investigation
 from agent.engine.offline_plan import offline_plan
 from agent.engine.policy import RankContext, RankItem
-from agent.engine.testing import ListSink
-from tests.engine.conftest import INFOS, Q
+from agent.engine.sinks import ListSink
+from agent.engine.types import VerdictSignals
+from tests.engine.conftest import INFOS, Q, make_chunks
+from tests.fakes.retriever import InMemoryRetriever, chunk
 
 
 def strip(events):
     return [(e.seq, e.kind, e.subquestion,
-             {k: v for k, v in e.payload.items() if k != "seconds"}) for e in events]
+             {k: v for k, v in e.payload().items() if not k.endswith("seconds")}) for e in events]
 
 
 def test_offline_policy_is_deterministic(retriever):
@@ -54,12 +58,12 @@ def test_offline_plan_keeps_entity_surface_forms():
 def test_offline_rationale_names_matched_terms_and_channels(retriever):
     sink = ListSink()
     run_investigation(Q, policy=OfflinePolicy(), retriever=retriever, sink=sink)
-    accepted = [e.payload for e in sink.of("verdict") if e.payload["verdict"] == "accept"]
+    accepted = [e for e in sink.of("verdict") if e.verdict == "accept"]
     assert accepted
     for verdict in accepted:
-        assert len(verdict["rationale"]) <= 120
-        assert "q-terms" in verdict["rationale"] and "channels" in verdict["rationale"]
-    assert any("lejeune" in v["rationale"] for v in accepted)
+        assert len(verdict.rationale) <= 120
+        assert "q-terms" in verdict.rationale and "channels" in verdict.rationale
+    assert any("lejeune" in v.rationale for v in accepted)
     assert OfflinePolicy.name == "offline policy (no LLM)"
     assert sink.of("llm_call") == []
 
@@ -67,7 +71,7 @@ def test_offline_rationale_names_matched_terms_and_channels(retriever):
 def test_offline_policy_respects_alternation_and_finishes(retriever):
     sink = ListSink()
     result = run_investigation(Q, policy=OfflinePolicy(), retriever=retriever, sink=sink)
-    assert not [e for e in sink.of("feedback") if e.payload["reason"] == "alternation_violation"]
+    assert not [e for e in sink.of("feedback") if e.reason == "alternation_violation"]
     assert set(result.finish_reasons.values()) <= {"finish_action", "budget"}
 
 
@@ -76,32 +80,76 @@ def test_offline_policy_accepts_few_documents_per_sub_question(retriever):
     result = run_investigation(Q, policy=OfflinePolicy(max_accepted=2), retriever=retriever,
                                sink=sink)
     for chunks in result.accepted.values():
-        assert len({c.document_id for c in chunks}) <= 2
-    accepted = [e.payload for e in sink.of("verdict") if e.payload["verdict"] == "accept"
-                and e.payload["source"] == "agent"]
-    assert all("warm start #" in v["rationale"] or " search #" in v["rationale"]
+        assert len({c.document_key for c in chunks}) <= 2
+    accepted = [e for e in sink.of("verdict") if e.verdict == "accept"
+                and e.source == "agent"]
+    assert all("warm start #" in v.rationale or " search #" in v.rationale
                for v in accepted)
 
 
-def test_offline_ranker_prefers_rank_overlap_and_dated_corroboration():
-    def item(doc, sub_corpus, day, rationale):
-        return RankItem(doc, sub_corpus, doc, day, [rationale], [0], [0])
+def _signals(matched: int, found_by: str, rank: int) -> VerdictSignals:
+    return VerdictSignals(query_terms=4, matched_terms=tuple("abcd"[:matched]),
+                          found_by=found_by, batch_rank=rank, channel_ranks={"bm25": rank})
 
-    items = [
-        item("g2", "gaulois", "1887-03-01", "q-terms 1/4: a; warm start #3; channels bm25#3"),
-        item("d1", "debats", "1887-02-25", "q-terms 3/4: a, b, c; warm start #1; channels bm25#1"),
-        item("i2", "intran", "1887-02-26", "q-terms 1/4: a; warm start #3; channels bm25#3"),
-        item("g1", "gaulois", "1887-05-01", "q-terms 1/4: a; dense search #1; channels dense#1"),
+
+def _items(rationale) -> list[RankItem]:
+    def item(doc, sub_corpus, day, signals):
+        return RankItem(doc, sub_corpus, doc, day, [rationale(signals)], [0], [0], [signals])
+
+    return [
+        item("g2", "gaulois", "1887-03-01", _signals(1, "warm_start", 3)),
+        item("d1", "debats", "1887-02-25", _signals(3, "warm_start", 1)),
+        item("i2", "intran", "1887-02-26", _signals(1, "warm_start", 3)),
+        item("g1", "gaulois", "1887-05-01", _signals(1, "dense", 1)),
     ]
-    order = OfflinePolicy().rank_group(RankContext("q", 1, items), []).order
+
+
+def test_offline_ranker_prefers_rank_overlap_and_dated_corroboration():
+    order = OfflinePolicy().rank_group(RankContext("q", 1, _items(OfflinePolicy().rationale)),
+                                       []).order
     # The lead first; of the two rank-3 sources, the one dated next to the lead comes first.
     assert order == ["d1", "i2", "g2", "g1"]
 
 
-def test_offline_plan_keeps_comparisons_inside_the_press():
-    q = "Lequel met l'accent sur la séance et lequel sur le débat ?"
-    plan = offline_plan(q, INFOS, 5, None)
-    assert sorted(sq.target_sub_corpus for sq in plan) == ["gaulois", "intran"]
-    plan = offline_plan("Quelle tonalité le journal adopte-t-il sur le discours de M. Ribot ?",
-                        INFOS, 5, None)
-    assert {sq.target_sub_corpus for sq in plan} == {"debats", "gaulois", "intran"}
+def test_rewording_the_rationales_changes_no_ranking():
+    policy = OfflinePolicy()
+    stated = policy.rank_group(RankContext("q", 1, _items(policy.rationale)), []).order
+    reworded = policy.rank_group(
+        RankContext("q", 1, _items(lambda s: "une autre formulation, sans aucun chiffre")),
+        []).order
+    misleading = policy.rank_group(
+        RankContext("q", 1, _items(lambda s: "q-terms 4/4; warm start #1; channels bm25#1")),
+        []).order
+    assert stated == reworded == misleading == ["d1", "i2", "g2", "g1"]
+
+
+class RewordingPolicy(OfflinePolicy):
+    """The offline policy with every rationale written differently."""
+
+    def rationale(self, signals: VerdictSignals) -> str:
+        return f"pertinent ({signals.batch_rank}) — formulation libre"
+
+    def reevaluate_held(self, ctx, calls):
+        output = super().reevaluate_held(ctx, calls)
+        promotions = [p.model_copy(update={"rationale": "reformulé"}) for p in output.promotions]
+        return output.model_copy(update={"promotions": promotions})
+
+
+# Two more articles on the question, so that some chunks are held and promoted later.
+MORE = [chunk(11, 11, "gaulois:4", "gaulois", "1887-02-27",
+              "Le droit sur les céréales: M. Lejeune le défend encore."),
+        chunk(12, 12, "intran:3", "intran", "1887-02-28",
+              "M. Lejeune et le droit sur les céréales, la presse se moque.")]
+
+
+@pytest.mark.parametrize("settings", [{}, {"accept_rank": 1}, {"max_accepted": 1}])
+def test_rewording_the_rationales_changes_no_decision_of_a_whole_run(settings):
+    retriever = InMemoryRetriever(make_chunks() + MORE, INFOS)
+    runs = []
+    for policy in (OfflinePolicy(**settings), RewordingPolicy(**settings)):
+        sink = ListSink()
+        result = run_investigation(Q, policy=policy, retriever=retriever, sink=sink)
+        verdicts = [(e.chunk_id, e.verdict, e.source, e.signals) for e in sink.of("verdict")]
+        runs.append((result.ranked_documents, result.held_documents, verdicts))
+    assert runs[0] == runs[1]
+    assert runs[0][0]

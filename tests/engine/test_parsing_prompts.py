@@ -7,8 +7,9 @@ import pytest
 from agent.engine import AgentStep, OutputParseError, OutputSchemaError, PlannerOutput
 from agent.engine.parsing import parse_json_object, parse_output
 from agent.engine.prompting import prompt_hash, render
-from agent.engine.types import Candidate, Memory, SubQuestion
+from agent.engine.types import Memory, SubQuestion
 from tests.engine.conftest import INFOS, Q
+from tests.fakes.retriever import chunk as make_chunk
 
 
 def test_parser_strips_code_fences_and_prose():
@@ -41,7 +42,7 @@ def test_schema_mismatch_and_extra_keys_raise_schema_errors():
 
 
 def agent_prompt(text: str) -> tuple[str, str]:
-    chunk = Candidate(7, "gaulois:1", "gaulois", 'Titre "piégé"', "1887-02-26", text, 1.0, {})
+    chunk = make_chunk(7, 1, "gaulois:1", "gaulois", "1887-02-26", text, 'Titre "piégé"')
     return render(
         "agent", question=Q, index=0, sub_question=SubQuestion("Lejeune au Gaulois", "gaulois"),
         sub_corpora=INFOS, briefings=[], memory=Memory(), action_log=[], feedback=[],

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from archive.models import EMBEDDING_DIMENSIONS, Chunk, CorpusRevision, Document, SubCorpus
-from retrieval import bm25, dense
+from retrieval.channels import bm25, dense
 
 FAKE_MODEL = "fake-axes"
 

@@ -1,7 +1,7 @@
 """The BM25 analyzer splits words glued together by OCR, stems French and folds accents."""
 
+from common.french_dates import extract_date_window
 from retrieval.analysis import AnalyzerOptions, analyze
-from retrieval.dates import resolve_window
 
 
 def test_punctuation_glued_between_letters_splits_tokens():
@@ -25,8 +25,8 @@ def test_accents_fold_and_french_stems_match():
 
 
 def test_french_dates_resolve_to_day_or_month_windows():
-    window = resolve_window("Que dit le journal le 26 février 1887 ?")
+    window = extract_date_window("Que dit le journal le 26 février 1887 ?")
     assert (window.start.isoformat(), window.end.isoformat()) == ("1887-02-26", "1887-02-26")
-    month = resolve_window("En mars 1887, qui parle ?")
+    month = extract_date_window("En mars 1887, qui parle ?")
     assert (month.start.day, month.end.day) == (1, 31)
-    assert resolve_window("En 1887, qui parle ?") is None
+    assert extract_date_window("En 1887, qui parle ?") is None

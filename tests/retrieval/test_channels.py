@@ -2,8 +2,10 @@
 
 import pytest
 
-from retrieval import bm25, dense, substring, temporal
-from retrieval.types import Constraints, DateWindow
+from common.search import DateWindow, SearchRequest
+from retrieval import channels
+from retrieval.channels import bm25, dense, temporal
+from retrieval.channels.temporal import TemporalChannel
 from tests.retrieval.conftest import AxisEmbedder, axis_vector, bump_revision
 
 pytestmark = pytest.mark.django_db
@@ -30,37 +32,42 @@ def keys(hits):
     return [h.document_key.split(":")[0] for h in hits]
 
 
+def run(channel, query="", **restrictions):
+    """Search one registered channel with a request built from keyword restrictions."""
+    request = SearchRequest(channel=channel, query=query, **restrictions)
+    return channels.get(channel).search(request)
+
+
 @pytest.mark.parametrize("channel", ["bm25", "dense", "substring", "temporal"])
 def test_channel_honours_sub_corpus_and_exclusions_inside_the_query(corpus, channel, day):
-    def run(constraints):
-        if channel == "bm25":
-            return bm25.search("Floquet tarifs", constraints)
-        if channel == "dense":
-            return dense.search("axis0 axis1", constraints)
-        if channel == "substring":
-            return substring.search("tarifs", constraints)
-        return temporal.search(DateWindow.around(day(2, 2)), constraints)
+    query = {"bm25": "Floquet tarifs", "dense": "axis0 axis1", "substring": "tarifs"}.get(channel)
+    window = DateWindow.around(day(2, 2)) if channel == "temporal" else None
 
-    everything = run(Constraints(cap=10))
+    def run_channel(**restrictions):
+        return run(channel, query or "", window=window, **restrictions)
+
+    everything = run_channel(limit=10)
     assert {h.document_id for h in everything} == {d.pk for d in corpus.values()}
     assert all(h.channel == channel for h in everything)
     assert [h.rank for h in everything] == [1, 2, 3, 4]
+    assert [h.channel_ranks for h in everything] == [{channel: r} for r in (1, 2, 3, 4)]
+    assert all(h.channel_chunks == {channel: h.chunk_id} for h in everything)
 
-    only_gaulois = run(Constraints(sub_corpora=["gaulois"], cap=10))
+    only_gaulois = run_channel(sub_corpora=["gaulois"], limit=10)
     assert set(keys(only_gaulois)) == {"gaulois"} and len(only_gaulois) == 2
 
     g1 = corpus["g1"]
     first, second = g1.chunks.order_by("ordinal")
-    without_first = run(Constraints(sub_corpora=["gaulois"], exclude_chunk_ids=[first.pk], cap=10))
+    without_first = run_channel(sub_corpora=["gaulois"], exclude_chunk_ids=[first.pk], limit=10)
     pooled_g1 = [h for h in without_first if h.document_id == g1.pk]
     assert pooled_g1 and pooled_g1[0].chunk_id == second.pk  # sibling chunk stays reachable
 
-    without_doc = run(Constraints(exclude_document_ids=[g1.pk], cap=10))
+    without_doc = run_channel(exclude_document_ids=[g1.pk], limit=10)
     assert g1.pk not in {h.document_id for h in without_doc} and len(without_doc) == 3
-    without_key = run(Constraints(exclude_document_keys=[g1.key], cap=10))
+    without_key = run_channel(exclude_document_keys=[g1.key], limit=10)
     assert g1.pk not in {h.document_id for h in without_key}
 
-    allowed = run(Constraints(document_ids=[corpus["i1"].pk, corpus["d1"].pk], cap=10))
+    allowed = run_channel(document_ids=[corpus["i1"].pk, corpus["d1"].pk], limit=10)
     assert {h.document_id for h in allowed} == {corpus["i1"].pk, corpus["d1"].pk}
 
 
@@ -75,10 +82,9 @@ def test_minority_sub_corpus_is_not_truncated_by_the_cap(archive, channel):
                                 vectors=[axis_vector(0.1, 1)])
     bump_revision()
     query = "élections" if channel == "bm25" else "axis0"
-    search = bm25.search if channel == "bm25" else dense.search
-    global_top = search(query, Constraints(cap=5))
+    global_top = run(channel, query, limit=5)
     assert minority.pk not in {h.document_id for h in global_top}
-    constrained = search(query, Constraints(sub_corpora=["minority"], cap=5))
+    constrained = run(channel, query, sub_corpora=["minority"], limit=5)
     assert [h.document_id for h in constrained] == [minority.pk]
 
 
@@ -86,9 +92,9 @@ def test_max_pooling_counts_a_document_once_by_its_best_chunk(archive):
     doc = archive.document("p", ["rien ici", "Panama Panama Panama", "Panama une fois"],
                            vectors=[axis_vector(0, 1), axis_vector(1), axis_vector(1, 1)])
     bump_revision()
-    hits = bm25.search("Panama", Constraints(cap=5))
+    hits = run("bm25", "Panama", limit=5)
     assert len(hits) == 1 and hits[0].chunk_id == doc.chunks.get(ordinal=1).pk
-    dense_hits = dense.search("axis0", Constraints(cap=5))
+    dense_hits = run("dense", "axis0", limit=5)
     assert len(dense_hits) == 1 and dense_hits[0].chunk_id == doc.chunks.get(ordinal=1).pk
 
 
@@ -103,7 +109,7 @@ def test_dense_filtered_query_still_returns_cap_documents_through_hnsw(archive):
         cursor.execute("ANALYZE archive_chunk")
         cursor.execute("SET enable_seqscan = off")  # force the HNSW index, as on a large table
         try:
-            hits = dense.search("axis0", Constraints(sub_corpora=["small"], cap=10))
+            hits = run("dense", "axis0", sub_corpora=["small"], limit=10)
             cursor.execute(
                 "EXPLAIN SELECT id FROM archive_chunk ORDER BY embedding <=> %s::vector LIMIT 5",
                 [dense._literal(AxisEmbedder().embed_queries(["axis0"])[0])],
@@ -119,16 +125,16 @@ def test_dense_filtered_query_still_returns_cap_documents_through_hnsw(archive):
 def test_dense_ignores_vectors_of_another_embedding_model(archive):
     doc = archive.document("p", ["x"], vectors=[axis_vector(1)])
     doc.chunks.update(embedding_model="other-model")
-    assert dense.search("axis0", Constraints(cap=5)) == []
+    assert run("dense", "axis0", limit=5) == []
 
 
 def test_temporal_orders_by_decay_and_window_hits_score_one(corpus, day):
-    hits = temporal.search(DateWindow.around(day(2, 2)), Constraints(cap=10), half_life_days=7)
+    channel = TemporalChannel(half_life_days=7)
+    hits = channel.search(SearchRequest("temporal", window=DateWindow.around(day(2, 2))))
     assert keys(hits) == ["gaulois", "intran", "gaulois", "debats"]  # 1, 1, 8 and 27 days away
     assert hits[0].score == pytest.approx(0.5 ** (1 / 7))
     assert hits[2].score == pytest.approx(0.5 ** (8 / 7))
-    window = temporal.search(DateWindow(day(2, 1), day(2, 3)), Constraints(cap=10),
-                             half_life_days=7)
+    window = channel.search(SearchRequest("temporal", window=DateWindow(day(2, 1), day(2, 3))))
     assert [h.score for h in window[:2]] == [1.0, 1.0]
     assert {h.document_id for h in window[:2]} == {corpus["g1"].pk, corpus["i1"].pk}
     assert temporal.decay(7, 7) == pytest.approx(0.5)
@@ -137,28 +143,28 @@ def test_temporal_orders_by_decay_and_window_hits_score_one(corpus, day):
 def test_substring_exact_phrase_ignores_accents_and_ranks_first(archive):
     exact = archive.document("p", ["La Chambre des députés a voté."])
     archive.document("p", ["La Chambre des deputations, autre chose."])
-    hits = substring.search("chambre des deputes", Constraints(cap=5))
+    hits = run("substring", "chambre des deputes", limit=5)
     assert hits[0].document_id == exact.pk and hits[0].score >= 1.0
-    assert [h.document_id for h in substring.search("chambre des deputes", Constraints(cap=5),
-                                                   mode="exact")] == [exact.pk]
+    exact_only = run("substring", "chambre des deputes", limit=5, mode="exact")
+    assert [h.document_id for h in exact_only] == [exact.pk]
 
 
 def test_substring_fuzzy_matches_ocr_misspellings_and_glued_words(archive):
     damaged = archive.document("debats", ["M.Floquet monte à latribune ; laChanbre des dépntés"])
     archive.document("debats", ["Rien à voir avec le sujet du jour."])
-    hits = substring.search("Chambre des députés", Constraints(cap=5), mode="fuzzy")
+    hits = run("substring", "Chambre des députés", limit=5, mode="fuzzy")
     assert [h.document_id for h in hits] == [damaged.pk]
-    assert substring.search("Chambre des députés", Constraints(cap=5), mode="exact") == []
+    assert run("substring", "Chambre des députés", limit=5, mode="exact") == []
 
 
 def test_bm25_index_is_rebuilt_when_the_corpus_revision_changes(archive):
     archive.document("p", ["Boulanger passe en revue les troupes."])
     first = bump_revision()
-    assert len(bm25.search("Boulanger", Constraints(cap=5))) == 1
+    assert len(run("bm25", "Boulanger", limit=5)) == 1
     archive.document("p", ["Le général Boulanger à Longchamp."])
-    assert len(bm25.search("Boulanger", Constraints(cap=5))) == 1  # same revision: cached index
+    assert len(run("bm25", "Boulanger", limit=5)) == 1  # same revision: cached index
     second = bump_revision()
-    assert len(bm25.search("Boulanger", Constraints(cap=5))) == 2
+    assert len(run("bm25", "Boulanger", limit=5)) == 2
     assert (bm25.index_path(second) / bm25.READY_MARKER).exists()
     assert second != first
 
@@ -166,8 +172,8 @@ def test_bm25_index_is_rebuilt_when_the_corpus_revision_changes(archive):
 def test_bm25_finds_words_glued_by_ocr(archive):
     debate = archive.document("debats", ["M.Ricard a la parole. laChambre adopte."])
     bump_revision()
-    assert [h.document_id for h in bm25.search("Ricard", Constraints(cap=5))] == [debate.pk]
-    assert [h.document_id for h in bm25.search("chambre", Constraints(cap=5))] == [debate.pk]
+    assert [h.document_id for h in run("bm25", "Ricard", limit=5)] == [debate.pk]
+    assert [h.document_id for h in run("bm25", "chambre", limit=5)] == [debate.pk]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,9 +1,13 @@
-"""RRF and max-pooling on hand-computed examples (no database)."""
+"""RRF, max-pooling and the best-chunk loop on hand-computed examples (no database)."""
+
+import datetime as dt
 
 import pytest
 
+from common.search import DateWindow, Hit, SearchRequest
+from retrieval.channels.base import best_chunk_per_document
+from retrieval.evaluation.fusions import interleave
 from retrieval.fusion import max_pool, rrf
-from retrieval.types import Constraints, DateWindow, Hit
 
 
 def hit(key, score=1.0, rank=0, channel="bm25", chunk=None):
@@ -37,8 +41,10 @@ def test_rrf_with_custom_k_and_list_input_names_rankings_by_channel():
 def test_rrf_keeps_each_channels_chunk_and_picks_best_chunk_from_top_channel():
     fused = rrf({"bm25": [hit("p:A", chunk=1)], "dense": [hit("p:B"), hit("p:A", chunk=2)]})
     a = next(f for f in fused if f.document_key == "p:A")
-    assert a.chunk_ids == {"bm25": 1, "dense": 2}
-    assert a.best_chunk_id == 1
+    assert a.channel_chunks == {"bm25": 1, "dense": 2}
+    assert a.chunk_id == 1
+    b = next(f for f in fused if f.document_key == "p:B")
+    assert b.chunk_id == b.channel_chunks["dense"]  # the only channel that found it
 
 
 def test_rrf_ties_are_broken_by_best_single_rank_then_key():
@@ -54,6 +60,7 @@ def test_max_pool_keeps_best_chunk_per_document_and_reranks():
     ])
     assert [(h.document_key, h.chunk_id, h.rank) for h in pooled] == [
         ("p:B", 2, 1), ("p:A", 3, 2), ("p:C", 4, 3)]
+    assert pooled[1].channel_ranks == {"bm25": 2} and pooled[1].channel_chunks == {"bm25": 3}
 
 
 def test_max_pool_cap_counts_documents_not_chunks():
@@ -61,13 +68,12 @@ def test_max_pool_cap_counts_documents_not_chunks():
     assert [h.document_key for h in max_pool(hits, cap=2)] == ["p:A", "p:B"]
 
 
-def test_constraints_normalise_iterables_and_reject_bad_values():
-    c = Constraints(sub_corpora=["a"], exclude_chunk_ids=[3], cap=5)
-    assert c.sub_corpora == ("a",) and c.exclude_chunk_ids == (3,)
+def test_search_request_normalises_iterables_and_rejects_bad_values():
+    request = SearchRequest("bm25", sub_corpora=["a"], exclude_chunk_ids=[3], limit=5)
+    assert request.sub_corpora == ("a",) and request.exclude_chunk_ids == (3,)
+    assert request.document_ids is None and hash(request)
     with pytest.raises(ValueError):
-        Constraints(cap=0)
-    import datetime as dt
-
+        SearchRequest("bm25", limit=0)
     with pytest.raises(ValueError):
         DateWindow(dt.date(1887, 2, 2), dt.date(1887, 2, 1))
 
@@ -80,3 +86,42 @@ def test_weighted_rrf_scales_each_channels_contribution():
     assert scores["p:B"] == pytest.approx(1 / 62 + 0.5 / 61)  # 0.024326
     assert scores["p:C"] == pytest.approx(0.5 / 62)  # 0.008065
     assert [f.document_key for f in fused] == ["p:B", "p:A", "p:C"]
+
+
+def test_best_chunk_loop_grows_the_fetch_until_enough_documents():
+    # Document A fills the first 120 chunk rows; B and C only come after them.
+    rows = [hit("p:A", score=1.0 - i / 1000, chunk=i + 1) for i in range(120)]
+    rows += [hit("p:B", score=0.5, chunk=500), hit("p:C", score=0.4, chunk=600)]
+    fetched = []
+
+    def fetch(limit):
+        fetched.append(limit)
+        return rows[:limit]
+
+    pooled = best_chunk_per_document(fetch, 3)
+    assert fetched == [40, 160]  # max(3 * 4, 40), then four times more
+    assert [(h.document_key, h.chunk_id, h.rank) for h in pooled] == [
+        ("p:A", 1, 1), ("p:B", 500, 2), ("p:C", 600, 3)]
+
+
+def test_best_chunk_loop_stops_when_the_channel_runs_dry():
+    fetched = []
+
+    def fetch(limit):
+        fetched.append(limit)
+        return [hit("p:A", chunk=1), hit("p:A", score=0.5, chunk=2)]
+
+    assert [h.chunk_id for h in best_chunk_per_document(fetch, 10)] == [1]
+    assert fetched == [40]
+
+
+def test_interleave_fuses_pools_and_keeps_inner_hits_with_their_pool_rank():
+    gaulois = rrf({"bm25": [hit("gaulois:A", chunk=1), hit("gaulois:B", chunk=2)]})
+    debats = rrf({"bm25": [hit("debats:C", chunk=3)]})
+    fused = interleave({"gaulois": gaulois, "debats": debats}, limit=3)
+    # A and C both come first in their pool: 1/61 each, the tie goes to the smaller key.
+    assert [f.document_key for f in fused] == ["debats:C", "gaulois:A", "gaulois:B"]
+    assert [f.score for f in fused] == pytest.approx([1 / 61, 1 / 61, 1 / 62])
+    assert [f.rank for f in fused] == [1, 2, 3]
+    b = fused[2]
+    assert b.chunk_id == 2 and b.channel_ranks == {"bm25": 2, "sub_corpus_pool": 2}

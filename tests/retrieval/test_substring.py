@@ -5,9 +5,10 @@ import threading
 import pytest
 from django.db import connection
 
-from retrieval import substring, vocabulary
+from common.search import DateWindow, SearchRequest
+from retrieval import vocabulary
+from retrieval.channels.substring import SubstringChannel
 from retrieval.models import VocabularyStamp, VocabularyWord
-from retrieval.types import Constraints, DateWindow
 from tests.retrieval.conftest import ArchiveBuilder, bump_revision
 
 pytestmark = pytest.mark.django_db
@@ -17,6 +18,11 @@ def doc_ids(hits):
     return [h.document_id for h in hits]
 
 
+def find(phrase, **fields):
+    """Search the substring channel for a phrase (five documents unless told)."""
+    return SubstringChannel().search(SearchRequest("substring", phrase, **{"limit": 5, **fields}))
+
+
 def test_vocabulary_is_rebuilt_when_the_corpus_revision_changes(archive):
     first = archive.document("p", ["Le général Boulanger à Longchamp."])
     bump_revision()
@@ -24,12 +30,12 @@ def test_vocabulary_is_rebuilt_when_the_corpus_revision_changes(archive):
     assert vocabulary.ensure_fresh() is False  # same corpus: nothing to do
     assert set(VocabularyWord.objects.get(word="general").chunk_ids) == {
         first.chunks.get().pk}
-    assert doc_ids(substring.search("Boulanger", Constraints(cap=5))) == [first.pk]
+    assert doc_ids(find("Boulanger")) == [first.pk]
 
     first.chunks.update(text="Le général Ferry à Longchamp.")
     revision = bump_revision()
-    assert doc_ids(substring.search("Boulanger", Constraints(cap=5))) == []
-    assert doc_ids(substring.search("Ferry", Constraints(cap=5))) == [first.pk]
+    assert doc_ids(find("Boulanger")) == []
+    assert doc_ids(find("Ferry")) == [first.pk]
     assert VocabularyStamp.objects.get(pk=1).revision == revision
     assert not VocabularyWord.objects.filter(word="boulanger").exists()
 
@@ -37,9 +43,9 @@ def test_vocabulary_is_rebuilt_when_the_corpus_revision_changes(archive):
 def test_chunks_added_without_a_revision_bump_are_still_found(archive):
     archive.document("p", ["Le budget de la guerre."])
     bump_revision()
-    assert substring.search("Freycinet", Constraints(cap=5)) == []
+    assert find("Freycinet") == []
     late = archive.document("p", ["M. de Freycinet répond."])
-    assert doc_ids(substring.search("Freycinet", Constraints(cap=5), mode="fuzzy")) == [late.pk]
+    assert doc_ids(find("Freycinet", mode="fuzzy")) == [late.pk]
 
 
 def test_vocabulary_folds_case_and_accents_and_keeps_glued_words(archive):
@@ -60,7 +66,7 @@ def test_fuzzy_finds_ocr_variants(archive, query, text):
     damaged = archive.document("debats", [text])
     archive.document("debats", ["Rien à voir avec le sujet du jour."])
     bump_revision()
-    assert doc_ids(substring.search(query, Constraints(cap=5), mode="fuzzy")) == [damaged.pk]
+    assert doc_ids(find(query, mode="fuzzy")) == [damaged.pk]
 
 
 def test_exact_phrase_spans_glued_words_and_punctuation_and_ranks_above_fuzzy(archive):
@@ -69,15 +75,14 @@ def test_exact_phrase_spans_glued_words_and_punctuation_and_ranks_above_fuzzy(ar
     apart = archive.document("debats", ["La Chambre vote; les députés partent."])
     paren = archive.document("debats", ["(M. Guillaumou) proteste."])
     bump_revision()
-    hits = substring.search("chambre des députés", Constraints(cap=5))
+    hits = find("chambre des députés")
     assert doc_ids(hits)[0] == glued.pk and hits[0].score >= 1.0
     assert variant.pk in doc_ids(hits) and all(h.score < 1.0 for h in hits[1:])
-    exact = substring.search("Chambre des Députés", Constraints(cap=5), mode="exact")
+    exact = find("Chambre des Députés", mode="exact")
     assert doc_ids(exact) == [glued.pk]
     assert apart.pk not in doc_ids(exact)
-    assert doc_ids(substring.search("Guillaumou)", Constraints(cap=5), mode="exact")) == [
-        paren.pk]
-    assert substring.search("100%_sur", Constraints(cap=5), mode="exact") == []
+    assert doc_ids(find("Guillaumou)", mode="exact")) == [paren.pk]
+    assert find("100%_sur", mode="exact") == []
 
 
 def test_fuzzy_hits_honour_every_constraint_inside_the_query(archive, day):
@@ -88,11 +93,11 @@ def test_fuzzy_hits_honour_every_constraint_inside_the_query(archive, day):
     bump_revision()
 
     def run(**changes):
-        return substring.search("Floquet", Constraints(**{"cap": 10, **changes}), mode="fuzzy")
+        return find("Floquet", **{"limit": 10, "mode": "fuzzy", **changes})
 
     assert set(doc_ids(run())) == {in_window.pk, later.pk, other.pk}
     assert set(doc_ids(run(sub_corpora=["gaulois"]))) == {in_window.pk, later.pk}
-    assert set(doc_ids(run(date_window=DateWindow(day(1, 15), day(2, 15))))) == {
+    assert set(doc_ids(run(window=DateWindow(day(1, 15), day(2, 15))))) == {
         in_window.pk, other.pk}
     assert set(doc_ids(run(document_ids=[later.pk]))) == {later.pk}
     assert set(doc_ids(run(exclude_document_ids=[other.pk]))) == {in_window.pk, later.pk}
@@ -102,7 +107,7 @@ def test_fuzzy_hits_honour_every_constraint_inside_the_query(archive, day):
     assert best.chunk_id == second.pk  # exact spelling beats the OCR variant within a document
     kept = [h for h in run(exclude_chunk_ids=[second.pk]) if h.document_id == in_window.pk]
     assert [h.chunk_id for h in kept] == [first.pk]
-    assert len(run(cap=2)) == 2
+    assert len(run(limit=2)) == 2
 
 
 @pytest.mark.django_db(transaction=True)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -34,8 +36,19 @@ def _health(port: int) -> dict | None:
         return None
 
 
-def test_serve_starts_healthy_services_and_ctrl_c_leaves_no_process_behind(tmp_path):
-    data_dir = tmp_path / "data"
+@pytest.fixture
+def data_dir():
+    """A data directory outside pytest's temporary root.
+
+    Run as root, the embedded Postgres runs as a user of its own, and a concurrent pytest session
+    makes pytest's root private again, which would lock that user out of its own server.
+    """
+    parent = Path(tempfile.mkdtemp(prefix="trace-serve-"))
+    yield parent / "data"
+    shutil.rmtree(parent, ignore_errors=True)
+
+
+def test_serve_starts_healthy_services_and_ctrl_c_leaves_no_process_behind(data_dir):
     port = _free_port()
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("TRACE_") and k != "DJANGO_SETTINGS_MODULE"}

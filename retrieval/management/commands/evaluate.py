@@ -8,8 +8,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from archive.models import CorpusRevision, Document
-from retrieval import bm25, phase1
 from retrieval.analysis import DEFAULT_OPTIONS
+from retrieval.channels import bm25
+from retrieval.channels.substring import FUZZY_THRESHOLD
 from retrieval.evaluation.metadata import embedding_models, git_revision
 from retrieval.evaluation.questions import (
     QuestionsError,
@@ -20,7 +21,7 @@ from retrieval.evaluation.questions import (
 from retrieval.evaluation.report import write_comparison, write_system
 from retrieval.evaluation.runner import evaluate_system
 from retrieval.evaluation.systems import EvalConfig, system_names
-from retrieval.substring import FUZZY_THRESHOLD
+from retrieval.warm_start import CHANNEL_POOL, DEFAULT_WEIGHTS
 
 
 class Command(BaseCommand):
@@ -91,9 +92,9 @@ class Command(BaseCommand):
             "settings": {
                 "pool": pool_label,
                 "rrf_k": 60,
-                "rrf_weights": phase1.DEFAULT_WEIGHTS,
+                "rrf_weights": dict(DEFAULT_WEIGHTS),
                 "bm25_k1_b": [bm25.K1, bm25.B],
-                "channel_pool": phase1.CHANNEL_POOL,
+                "channel_pool": CHANNEL_POOL,
                 "bm25_analyzer": DEFAULT_OPTIONS.__dict__,
                 "embedding_provider": settings.TRACE_EMBEDDING_PROVIDER,
                 "temporal_half_life_days": settings.TRACE_TEMPORAL_HALF_LIFE_DAYS,

@@ -16,6 +16,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from trace_site import embedded
+from trace_site.env import env_int, env_str
 
 DEMO_CORPUS = Path(settings.BASE_DIR) / "demo" / "historiqa" / "corpus.jsonl"
 
@@ -24,31 +25,34 @@ class Command(BaseCommand):
     help = "Start the embedded services, a Celery worker and the web server (Ctrl-C stops all)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--host", default=os.environ.get("TRACE_HOST", "127.0.0.1"))
-        parser.add_argument("--port", type=int, default=int(os.environ.get("TRACE_PORT", "8000")))
+        parser.add_argument("--host", default=env_str("TRACE_HOST", "127.0.0.1"))
+        parser.add_argument("--port", type=int, default=env_int("TRACE_PORT", 8000))
         parser.add_argument("--no-demo", action="store_true", help="do not load the demo corpus")
         parser.add_argument("--concurrency", type=int, default=2, help="Celery worker processes")
 
     def handle(self, *args, **options):
         data_dir = Path(settings.TRACE_DATA_DIR)
+        # What this command starts itself, it stops on the way out; Postgres starts with the
+        # first connection (migrate), Redis here, before the worker needs it.
         started_postgres = (
             settings.TRACE_EMBEDDED_POSTGRES and embedded.postgres_pid(data_dir) is None
         )
-        # Settings start the embedded Redis on import when it is not running.
-        started_redis = settings.TRACE_EMBEDDED_REDIS_STARTED_HERE
-        children: list[subprocess.Popen] = []
+        started_redis = False
+        children: dict[str, subprocess.Popen] = {}
         # Explicit handlers: a backgrounded shell job starts with SIGINT ignored.
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, _interrupt)
         try:
+            if settings.TRACE_EMBEDDED_REDIS:
+                started_redis = embedded.ensure_redis(data_dir)
             self.stdout.write("Preparing the database…")
             call_command("migrate", interactive=False, verbosity=0)
             call_command("collectstatic", interactive=False, verbosity=0)
             self._ensure_first_user()
             if not options["no_demo"]:
                 self._load_demo_corpus()
-            children.append(self._start_worker(options["concurrency"]))
-            children.append(self._start_web(options["host"], options["port"]))
+            children["worker"] = self._start_worker(options["concurrency"])
+            children["web server"] = self._start_web(options["host"], options["port"])
             url = f"http://{options['host']}:{options['port']}/"
             self.stdout.write(self.style.SUCCESS(f"TRACE is running at {url}  (Ctrl-C stops it)"))
             self.stdout.write(f"Health: {url}healthz")
@@ -66,8 +70,8 @@ class Command(BaseCommand):
         user_model = get_user_model()
         if user_model.objects.exists():
             return
-        username = os.environ.get("TRACE_ADMIN_USER", "historian")
-        password = os.environ.get("TRACE_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
+        username = env_str("TRACE_ADMIN_USER", "historian")
+        password = env_str("TRACE_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
         user_model.objects.create_superuser(username=username, password=password, email="")
         self.stdout.write(self.style.WARNING(
             f"Created the first user. Log in as {username!r} with password {password!r} "
@@ -99,22 +103,22 @@ class Command(BaseCommand):
             start_new_session=True,
         )
 
-    def _wait(self, children: list[subprocess.Popen]) -> None:
+    def _wait(self, children: dict[str, subprocess.Popen]) -> None:
         while True:
-            for child in children:
+            for name, child in children.items():
                 if child.poll() is not None:
-                    self.stderr.write(f"Process {child.args[2:4]} exited ({child.returncode}).")
+                    self.stderr.write(f"The {name} exited ({child.returncode}).")
                     return
             time.sleep(0.5)
 
-    def _stop(self, children: list[subprocess.Popen]) -> None:
+    def _stop(self, children: dict[str, subprocess.Popen]) -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, signal.SIG_IGN)  # a second Ctrl-C must not abort the clean-up
-        for child in children:
+        for child in children.values():
             if child.poll() is None:
                 os.killpg(child.pid, signal.SIGTERM)
         deadline = time.monotonic() + 15
-        for child in children:
+        for child in children.values():
             try:
                 child.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:

@@ -11,12 +11,15 @@ Score: 1 for an exact match, plus the fuzzy score.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db import connection, transaction
 
+from common.search import Hit, SearchRequest
+from common.sql import like_pattern
 from retrieval import vocabulary
-from retrieval.fusion import max_pool
-from retrieval.sql import FROM_CHUNKS, chunk_fetch_limit, where_sql
-from retrieval.types import Constraints, Hit
+from retrieval.channels.base import best_chunk_per_document
+from retrieval.channels.sql import FROM_CHUNKS, where_sql
 
 CHANNEL = "substring"
 MODES = ("auto", "exact", "fuzzy")
@@ -91,12 +94,6 @@ _MATCH = {
 }
 
 
-def like_pattern(phrase: str) -> str:
-    """Return an ILIKE pattern matching the phrase anywhere, with wildcards escaped."""
-    escaped = phrase.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 def containing_words(words: list[str]) -> list[str]:
     """Return the query words that select exact-phrase candidates.
 
@@ -107,59 +104,60 @@ def containing_words(words: list[str]) -> list[str]:
     return long_words or [max(words, key=len)]
 
 
-def _named_where(constraints: Constraints) -> tuple[str, dict]:
-    """Return the constraints' WHERE clause with named placeholders, to mix with the query's."""
-    where, values = where_sql(constraints)
-    names = [f"constraint_{i}" for i in range(len(values))]
+def _named_where(request: SearchRequest) -> tuple[str, dict]:
+    """Return the request's WHERE clause with named placeholders, to mix with the query's."""
+    where, values = where_sql(request)
+    names = [f"restriction_{i}" for i in range(len(values))]
     where = where.replace("%s", "{}").format(*(f"%({name})s" for name in names))
     return where, dict(zip(names, values, strict=True))
 
 
-def search(
-    phrase: str,
-    constraints: Constraints,
-    *,
-    mode: str = "auto",
-    threshold: float = FUZZY_THRESHOLD,
-) -> list[Hit]:
-    """Return up to `cap` documents containing the phrase exactly (first) or approximately."""
-    if mode not in MODES:
-        raise ValueError(f"unknown substring mode {mode!r}; expected one of {MODES}")
-    phrase = " ".join(phrase.split())
-    if not phrase:
-        return []
-    folded, words = vocabulary.fold_query(phrase)
-    if not words:
-        return []
-    vocabulary.ensure_fresh()
-    where, where_params = _named_where(constraints)
-    params = {
-        **where_params,
-        "words": words,
-        "contain_words": containing_words(words),
-        "total_weight": float(sum(len(word) + 1 for word in words)),
-        "max_variants": MAX_VARIANTS,
-        "min_fuzzy_length": MIN_FUZZY_LENGTH,
-        # A single word of letters and digits is inside a chunk word or nowhere: no text check.
-        "one_word": folded == words[0],
-        "pattern": like_pattern(phrase),
-        "threshold": float(threshold),
-    }
-    sql = _SQL.format(from_chunks=FROM_CHUNKS, where=where, match=_MATCH[mode])
-    limit = chunk_fetch_limit(constraints.cap)
-    while True:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                f"SET LOCAL pg_trgm.word_similarity_threshold = {min(float(threshold), WORD_FLOOR)}"
-            )
-            cursor.execute(sql, {**params, "limit": limit})
-            rows = cursor.fetchall()
-        hits = [
-            Hit(chunk_id=r[0], document_id=r[1], document_key=r[2], sub_corpus=r[3],
-                score=float(r[4]), rank=0, channel=CHANNEL)
-            for r in rows
-        ]
-        pooled = max_pool(hits, cap=constraints.cap)
-        if len(pooled) >= constraints.cap or len(rows) < limit:
-            return pooled
-        limit *= 4
+@dataclass(frozen=True)
+class SubstringChannel:
+    """Documents holding the query phrase exactly (first) or approximately; see the module doc.
+
+    `request.mode` picks exact matches, fuzzy ones or both (auto); the window is a filter.
+    """
+
+    threshold: float = FUZZY_THRESHOLD
+    name: str = CHANNEL
+
+    def search(self, request: SearchRequest) -> list[Hit]:
+        """Return up to `request.limit` documents by their best matching chunk."""
+        if request.mode not in MODES:
+            raise ValueError(f"unknown substring mode {request.mode!r}; expected one of {MODES}")
+        phrase = " ".join(request.query.split())
+        if not phrase:
+            return []
+        folded, words = vocabulary.fold_query(phrase)
+        if not words:
+            return []
+        vocabulary.ensure_fresh()
+        where, where_params = _named_where(request)
+        params = {
+            **where_params,
+            "words": words,
+            "contain_words": containing_words(words),
+            "total_weight": float(sum(len(word) + 1 for word in words)),
+            "max_variants": MAX_VARIANTS,
+            "min_fuzzy_length": MIN_FUZZY_LENGTH,
+            # A single word of letters and digits is inside a chunk word or nowhere: no text check.
+            "one_word": folded == words[0],
+            "pattern": like_pattern(phrase),
+            "threshold": float(self.threshold),
+        }
+        sql = _SQL.format(from_chunks=FROM_CHUNKS, where=where, match=_MATCH[request.mode])
+        word_floor = min(float(self.threshold), WORD_FLOOR)
+
+        def fetch_chunks(limit: int) -> list[Hit]:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(f"SET LOCAL pg_trgm.word_similarity_threshold = {word_floor}")
+                cursor.execute(sql, {**params, "limit": limit})
+                rows = cursor.fetchall()
+            return [
+                Hit(chunk_id=r[0], document_id=r[1], document_key=r[2], sub_corpus=r[3],
+                    score=float(r[4]), rank=0, channel=self.name)
+                for r in rows
+            ]
+
+        return best_chunk_per_document(fetch_chunks, request.limit)

@@ -1,6 +1,7 @@
-"""Serve a tiny OpenAI-compatible chat endpoint that answers every role plausibly.
+"""Serve a tiny OpenAI-compatible chat endpoint that answers every engine prompt plausibly.
 
-Run it with ``python -m agent.engine.stub_server --port N``; tests start it in a thread.
+The client names each prompt in a request header, so the stub never guesses from the wording.
+Run it with ``python -m tests.fakes.stub_server --port N``; tests start it in a thread.
 """
 
 from __future__ import annotations
@@ -10,40 +11,42 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from agent.engine.openai_chat import PROMPT_HEADER
+from agent.engine.prompting import Prompt
 
 _SLUG = re.compile(r"slug=(\S+)")
 _QUESTION = re.compile(r"^(?:Question q|Original question q): (.*)$", re.MULTILINE)
 _CHUNK = re.compile(r'<document chunk_id="(\d+)"')
 _RANKED = re.compile(r'<rationale document="([^"]*)"')
-_HELD = re.compile(r'<held chunk_id="(\d+)"')
 
 
-def plausible_reply(role: str, system: str, user: str) -> str:
-    """Return a schema-valid JSON reply for any engine prompt."""
+def plausible_reply(prompt: Prompt) -> str:
+    """Return a schema-valid JSON reply for any engine prompt, chosen by the prompt's name."""
+    user = prompt.user
     question_match = _QUESTION.search(user)
     question = question_match.group(1).strip() if question_match else "question"
     memory = {"prior_findings": "", "question_analysis": question[:200],
               "evidence_gathered": "", "gaps_remaining": "", "next_steps": ""}
-    if "You plan source discovery" in system:
+    if prompt.name == "planner":
         slugs = _SLUG.findall(user)[:2] or [None]
         return json.dumps({"sub_questions": [
             {"text": question, "target_sub_corpus": slug, "entities": [], "target_date": None}
             for slug in slugs]})
-    if "You revise the remaining plan" in system:
+    if prompt.name == "replan":
         return json.dumps({"remaining": None, "rationale": "plan kept"})
-    if "You re-evaluate held chunks" in system:
+    if prompt.name == "held":
         return json.dumps({"promotions": [], "rationale": "nothing new"})
-    if "You write the briefing" in system:
+    if prompt.name == "briefing":
         return json.dumps({"summary": "stub briefing", "confirmed_facts": [],
                            "confirmed_dates": [], "confirmed_entities": [], "gaps": [],
                            "search_hints": []})
-    if "You rank sources" in system:
+    if prompt.name == "rank":
         return json.dumps({"order": _RANKED.findall(user)})
-    if "source-discovery agent" in system:
+    if prompt.name == "agent":
         pending = _CHUNK.findall(user)
         if pending:
             verdicts = [{"chunk_id": int(cid), "verdict": "accept" if i == 0 else "reject",
@@ -53,7 +56,7 @@ def plausible_reply(role: str, system: str, user: str) -> str:
                                "args": {"verdicts": verdicts}, "memory_update": memory})
         return json.dumps({"thought": "done", "action": "finish", "args": {},
                            "memory_update": memory})
-    return json.dumps({"error": f"unknown prompt for role {role}"})
+    return json.dumps({"error": f"unknown prompt {prompt.name!r}"})
 
 
 @dataclass
@@ -62,7 +65,6 @@ class StubState:
 
     faults: list[Any] = field(default_factory=list)  # int status, or ("sleep", seconds)
     requests: list[dict[str, Any]] = field(default_factory=list)
-    reply: Callable[[str, str, str], str] = plausible_reply
     cached_tokens: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -104,8 +106,8 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
             messages = body.get("messages", [])
             system = next((m["content"] for m in messages if m.get("role") == "system"), "")
             user = next((m["content"] for m in messages if m.get("role") == "user"), "")
-            role = body.get("metadata", {}).get("role", "") if body.get("metadata") else ""
-            text = state.reply(role, system, user)
+            name = self.headers.get(PROMPT_HEADER, "")
+            text = plausible_reply(Prompt(name=name, role="", system=system, user=user))
             prompt_tokens = max(1, len(system + user) // 4)
             self._send(200, {
                 "id": f"stub-{len(state.requests)}", "object": "chat.completion",

@@ -1,8 +1,8 @@
 """Measure engine time per question with an instant fake model; optionally score recall.
 
-Usage: python -m agent.engine.bench [--questions N] [--corpus corpus.jsonl --qa questions.jsonl]
+Usage: python scripts/bench_engine.py [--questions N] [--corpus corpus.jsonl --qa questions.jsonl]
 Without a corpus, a small synthetic archive is generated. With one, R@10 and MRR are printed for
-the offline policy and for plain BM25 over the same in-memory index.
+the offline policy and for plain BM25 over the same in-memory index. A benchmark, not a test.
 """
 
 from __future__ import annotations
@@ -10,16 +10,22 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
-from agent.engine.investigation import run_investigation
-from agent.engine.llm_policy import LLMPolicy
-from agent.engine.offline import OfflinePolicy
-from agent.engine.policy import Policy
-from agent.engine.stub_server import plausible_reply
-from agent.engine.testing import InMemoryRetriever, ListSink
-from agent.engine.types import Candidate, ChatResult, SearchRequest, SubCorpusInfo
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agent.engine.investigation import run_investigation  # noqa: E402
+from agent.engine.llm_policy import LLMPolicy  # noqa: E402
+from agent.engine.offline import OfflinePolicy  # noqa: E402
+from agent.engine.policy import Policy  # noqa: E402
+from agent.engine.prompting import Prompt  # noqa: E402
+from agent.engine.sinks import ListSink  # noqa: E402
+from agent.engine.types import ChatResult  # noqa: E402
+from common.search import Hit, SearchRequest, SubCorpusInfo  # noqa: E402
+from tests.fakes.retriever import InMemoryRetriever, chunk  # noqa: E402
+from tests.fakes.stub_server import plausible_reply  # noqa: E402
 
 PAPERS = [("legaulois", "Le Gaulois"), ("lintransigeant", "L'Intransigeant")]
 TOPICS = ["sucres", "céréales", "armée", "budget", "écoles", "chemins de fer", "loteries",
@@ -30,18 +36,18 @@ NAMES = ["Lejeune", "Pelletan", "Rouvier", "Méline", "Floquet", "Ribot", "Wilso
 class InstantModel:
     """Answer every prompt at once with a plausible schema-valid reply."""
 
-    def complete(self, *, role: str, system: str, user: str) -> ChatResult:
+    def complete(self, prompt: Prompt) -> ChatResult:
         """Reply without waiting."""
-        text = plausible_reply(role, system, user)
-        return ChatResult(text=text, model="instant", input_tokens=len(user) // 4,
+        text = plausible_reply(prompt)
+        return ChatResult(text=text, model="instant", input_tokens=len(prompt.user) // 4,
                           output_tokens=len(text) // 4)
 
 
-def synthetic_archive() -> tuple[list[Candidate], list[SubCorpusInfo], list[str]]:
+def synthetic_archive() -> tuple[list[Hit], list[SubCorpusInfo], list[str]]:
     """Build a deterministic archive of three sub-corpora and 50 questions."""
     infos = [SubCorpusInfo(slug, name, "press") for slug, name in PAPERS]
     infos.append(SubCorpusInfo("debats", "Chambre des députés (Journal officiel)", "debates"))
-    chunks: list[Candidate] = []
+    chunks: list[Hit] = []
     for i in range(120):
         slug = infos[i % 3].slug
         topic, name = TOPICS[i % len(TOPICS)], NAMES[i % len(NAMES)]
@@ -49,8 +55,8 @@ def synthetic_archive() -> tuple[list[Candidate], list[SubCorpusInfo], list[str]
         for part in range(3):
             text = (f"Séance du {day}. M. {name} parle des {topic} et de la commission. "
                     f"Partie {part}: " + " ".join(TOPICS[(i + part + k) % 10] for k in range(40)))
-            chunks.append(Candidate(len(chunks) + 1, f"{slug}:{i}", slug, f"{slug} {day}", day,
-                                    text, 0.0, {}))
+            chunks.append(chunk(len(chunks) + 1, i + 1, f"{slug}:{i}", slug, day, text,
+                                title=f"{slug} {day}"))
     questions = [f"Comment M. {NAMES[i % 8]} parle-t-il des {TOPICS[i % 10]} à la Chambre, "
                  f"et comment la presse en rend-elle compte ?" for i in range(50)]
     return chunks, infos, questions
@@ -66,19 +72,18 @@ class Archive:
 
 def load(corpus: str, qa: str, words: int = 1000) -> Archive:
     """Load a JSONL corpus (doc_id, collection, source, date, text) and questions (gold_ids)."""
-    chunks: list[Candidate] = []
+    chunks: list[Hit] = []
     infos: dict[str, SubCorpusInfo] = {}
     with open(corpus, encoding="utf-8") as handle:
-        for line in handle:
+        for number, line in enumerate(handle, start=1):
             doc = json.loads(line)
             slug = doc["collection"]
             infos.setdefault(slug, SubCorpusInfo(slug, doc.get("source", slug),
                                                  doc.get("source", "")))
             tokens = doc["text"].split()
             for start in range(0, max(1, len(tokens)), words):
-                chunks.append(Candidate(len(chunks) + 1, doc["doc_id"], slug, doc["doc_id"],
-                                        doc.get("date"), " ".join(tokens[start:start + words]),
-                                        0.0, {}))
+                chunks.append(chunk(len(chunks) + 1, number, doc["doc_id"], slug, doc.get("date"),
+                                    " ".join(tokens[start:start + words])))
     with open(qa, encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle]
     return Archive(InMemoryRetriever(chunks, list(infos.values())),
@@ -124,14 +129,11 @@ def main() -> None:
     if questions and questions[0][1]:
         recalls, mrrs = [], []
         for question, gold in questions:
-            start = time.perf_counter()
-            hits = retriever.search(SearchRequest("bm25", question), exclude_chunks=frozenset(),
-                                    exclude_documents=frozenset(), limit=400)
-            ranked = list(dict.fromkeys(hit.document_id for hit in hits))
+            hits = retriever.search(SearchRequest("bm25", question, limit=400))
+            ranked = list(dict.fromkeys(hit.document_key for hit in hits))
             r, m = scores(ranked, gold)
             recalls.append(r)
             mrrs.append(m)
-            _ = time.perf_counter() - start
         print(f"plain BM25 (same index): R@10 {statistics.mean(recalls):.3f}, "
               f"MRR {statistics.mean(mrrs):.3f}")
 

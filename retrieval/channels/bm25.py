@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import fcntl
 import shutil
 import threading
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -17,10 +16,10 @@ from whoosh.fields import ID, NUMERIC, TEXT, Schema
 from whoosh.scoring import BM25F
 
 from archive.models import Chunk, CorpusRevision, SubCorpus
+from common.locks import file_lock
+from common.search import Hit, SearchRequest
 from retrieval.analysis import DEFAULT_OPTIONS, AnalyzerOptions, build_analyzer, field_language
-from retrieval.fusion import max_pool
-from retrieval.sql import chunk_fetch_limit
-from retrieval.types import Constraints, Hit
+from retrieval.channels.base import best_chunk_per_document
 
 CHANNEL = "bm25"
 READY_MARKER = "READY"
@@ -35,8 +34,8 @@ KEEP_REVISIONS = 2
 class _OpenIndex:
     path: Path
     index: whoosh_index.Index
-    searchers: dict[tuple[float, float], object]
-    fields: dict[str, object]  # text field name -> analyzer
+    searchers: dict[tuple[float, float], Any]  # whoosh Searcher per (k1, b)
+    fields: dict[str, Any]  # text field name -> whoosh analyzer
     lock: threading.Lock
 
 
@@ -72,23 +71,12 @@ def _schema(languages: list[str], options: AnalyzerOptions) -> Schema:
     return Schema(**fields)
 
 
-@contextmanager
-def _build_lock(root: Path):
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def build_index(revision: int, options: AnalyzerOptions = DEFAULT_OPTIONS) -> Path:
     """Build the index for a revision unless present; return its directory."""
     target = index_path(revision, options)
     if (target / READY_MARKER).exists():
         return target
-    with _build_lock(index_root()):
+    with file_lock(index_root() / ".lock"):
         if (target / READY_MARKER).exists():  # another process built it while we waited
             return target
         staging = target.with_name(target.name + ".building")
@@ -103,7 +91,7 @@ def build_index(revision: int, options: AnalyzerOptions = DEFAULT_OPTIONS) -> Pa
         ).order_by("id")
         for chunk_id, doc_id, external_id, slug, language, date, text in rows.iterator(2000):
             code = field_language(language)
-            doc = {
+            doc: dict[str, str | int] = {
                 "chunk_id": str(chunk_id),
                 "document_id": str(doc_id),
                 "document_key": f"{slug}:{external_id}",
@@ -153,38 +141,25 @@ def _open(options: AnalyzerOptions) -> _OpenIndex:
         return opened
 
 
-def query_terms(text: str, options: AnalyzerOptions = DEFAULT_OPTIONS) -> dict[str, list[str]]:
-    """Return the analyzed query terms per text field of the current index."""
-    opened = _open(options)
-    return {
-        name: list(dict.fromkeys(t.text for t in analyzer(text)))
-        for name, analyzer in opened.fields.items()
-    }
-
-
-def _filter(constraints: Constraints):
+def _filter(request: SearchRequest):
     parts = []
-    if constraints.sub_corpora is not None:
-        parts.append(wq.Or([wq.Term("sub_corpus", s) for s in constraints.sub_corpora]))
-    if constraints.document_ids is not None:
-        parts.append(wq.Or([wq.Term("document_id", str(d)) for d in constraints.document_ids]))
-    if constraints.date_window is not None:
+    if request.sub_corpora is not None:
+        parts.append(wq.Or([wq.Term("sub_corpus", s) for s in request.sub_corpora]))
+    if request.document_ids is not None:
+        parts.append(wq.Or([wq.Term("document_id", str(d)) for d in request.document_ids]))
+    if request.window is not None:
         parts.append(
-            wq.NumericRange(
-                "day",
-                constraints.date_window.start.toordinal(),
-                constraints.date_window.end.toordinal(),
-            )
+            wq.NumericRange("day", request.window.start.toordinal(), request.window.end.toordinal())
         )
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else wq.And(parts)
 
 
-def _mask(constraints: Constraints):
-    terms = [wq.Term("chunk_id", str(c)) for c in constraints.exclude_chunk_ids]
-    terms += [wq.Term("document_id", str(d)) for d in constraints.exclude_document_ids]
-    terms += [wq.Term("document_key", k) for k in constraints.exclude_document_keys]
+def _mask(request: SearchRequest):
+    terms = [wq.Term("chunk_id", str(c)) for c in request.exclude_chunk_ids]
+    terms += [wq.Term("document_id", str(d)) for d in request.exclude_document_ids]
+    terms += [wq.Term("document_key", k) for k in request.exclude_document_keys]
     return wq.Or(terms) if terms else None
 
 
@@ -194,54 +169,54 @@ def _close(opened: _OpenIndex) -> None:
     opened.searchers.clear()
 
 
-def search(
-    query: str,
-    constraints: Constraints,
-    *,
-    options: AnalyzerOptions = DEFAULT_OPTIONS,
-    k1: float = K1,
-    b: float = B,
-) -> list[Hit]:
-    """Return up to `cap` documents ranked by their best chunk's BM25 score."""
-    if (constraints.sub_corpora is not None and not constraints.sub_corpora) or (
-        constraints.document_ids is not None and not constraints.document_ids
-    ):
-        return []
-    opened = _open(options)
-    clauses = []
-    for name, analyzer in opened.fields.items():
-        terms = dict.fromkeys(token.text for token in analyzer(query))
-        clauses += [wq.Term(name, term) for term in terms]
-    if not clauses:
-        return []
-    whoosh_query = wq.Or(clauses)
-    filter_query, mask_query = _filter(constraints), _mask(constraints)
-    limit = chunk_fetch_limit(constraints.cap)
-    with opened.lock:
-        searcher = opened.searchers.get((k1, b))
-        if searcher is None:
-            searcher = opened.index.searcher(weighting=BM25F(B=b, K1=k1))
-            opened.searchers[(k1, b)] = searcher
-        while True:
-            results = searcher.search(
-                whoosh_query, filter=filter_query, mask=mask_query, limit=limit
-            )
-            hits = [
-                Hit(
-                    chunk_id=int(r["chunk_id"]),
-                    document_id=int(r["document_id"]),
-                    document_key=r["document_key"],
-                    sub_corpus=r["sub_corpus"],
-                    score=float(r.score),
-                    rank=0,
-                    channel=CHANNEL,
+@dataclass(frozen=True)
+class Bm25Channel:
+    """Rank documents by their best chunk's BM25 score; the date window is a filter."""
+
+    options: AnalyzerOptions = DEFAULT_OPTIONS
+    k1: float = K1
+    b: float = B
+    name: str = CHANNEL
+
+    def search(self, request: SearchRequest) -> list[Hit]:
+        """Return up to `request.limit` documents ranked by their best chunk's BM25 score."""
+        if (request.sub_corpora is not None and not request.sub_corpora) or (
+            request.document_ids is not None and not request.document_ids
+        ):
+            return []
+        opened = _open(self.options)
+        clauses = []
+        for field_name, analyzer in opened.fields.items():
+            terms = dict.fromkeys(token.text for token in analyzer(request.query))
+            clauses += [wq.Term(field_name, term) for term in terms]
+        if not clauses:
+            return []
+        whoosh_query = wq.Or(clauses)
+        filter_query, mask_query = _filter(request), _mask(request)
+        with opened.lock:  # one thread at a time on the cached searcher
+            searcher = _searcher(opened, self.k1, self.b)
+
+            def fetch_chunks(limit: int) -> list[Hit]:
+                results = searcher.search(
+                    whoosh_query, filter=filter_query, mask=mask_query, limit=limit
                 )
-                for r in results
-            ]
-            pooled = max_pool(hits, cap=constraints.cap)
-            if len(pooled) >= constraints.cap or len(hits) < limit:
-                return pooled
-            limit *= 4
+                return [
+                    Hit(chunk_id=int(r["chunk_id"]), document_id=int(r["document_id"]),
+                        document_key=r["document_key"], sub_corpus=r["sub_corpus"],
+                        score=float(r.score), rank=0, channel=self.name)
+                    for r in results
+                ]
+
+            return best_chunk_per_document(fetch_chunks, request.limit)
+
+
+def _searcher(opened: _OpenIndex, k1: float, b: float):
+    """Return the open index's searcher for these BM25 parameters (caller holds its lock)."""
+    searcher = opened.searchers.get((k1, b))
+    if searcher is None:
+        searcher = opened.index.searcher(weighting=BM25F(B=b, K1=k1))
+        opened.searchers[(k1, b)] = searcher
+    return searcher
 
 
 def clear_cache() -> None:

@@ -1,17 +1,18 @@
-"""Dense channel: pgvector cosine distance over chunk embeddings, constraints in the WHERE."""
+"""Dense channel: pgvector cosine distance over chunk embeddings, restrictions in the WHERE."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 from django.db import connection, transaction
 
-from retrieval.fusion import max_pool
-from retrieval.sql import FROM_CHUNKS, chunk_fetch_limit, where_sql
-from retrieval.types import Constraints, Hit
+from common.search import Hit, SearchRequest
+from retrieval.channels.base import best_chunk_per_document
+from retrieval.channels.sql import FROM_CHUNKS, where_sql
 
 CHANNEL = "dense"
 # HNSW stops after ef_search candidates; with a WHERE filter that can leave fewer rows than
@@ -21,6 +22,8 @@ MAX_SCAN_TUPLES = 50_000
 
 
 class QueryEmbedder(Protocol):
+    """Turn query texts into vectors in the space of the stored chunk embeddings."""
+
     name: str
 
     def embed_queries(self, texts: list[str]) -> np.ndarray: ...
@@ -68,45 +71,54 @@ def embed_query(query: str, embedder: QueryEmbedder) -> np.ndarray:
     return vector
 
 
-def search(query: str, constraints: Constraints, *, embedder: QueryEmbedder | None = None):
-    """Return up to `cap` documents ranked by their nearest chunk to the query."""
-    embedder = embedder or get_embedder()
-    return search_vector(embed_query(query, embedder), constraints, model_name=embedder.name)
-
-
 def _literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
 
 
-def search_vector(vector, constraints: Constraints, *, model_name: str | None) -> list[Hit]:
-    """Return up to `cap` documents nearest to an already embedded query."""
+def search_vector(vector, request: SearchRequest, *, model_name: str | None) -> list[Hit]:
+    """Return up to `request.limit` documents nearest to an already embedded query."""
     extra = ["c.embedding IS NOT NULL"]
     extra_params: list = []
     if model_name is not None:
         # Vectors of another model live in another space: never compare across models.
         extra.append("c.embedding_model = %s")
         extra_params.append(model_name)
-    where, params = where_sql(constraints, *extra)
+    where, params = where_sql(request, *extra)
     literal = _literal(np.asarray(vector, dtype=np.float32))
-    limit = chunk_fetch_limit(constraints.cap)
-    while True:
-        sql = (
-            "SELECT c.id, d.id, s.slug || ':' || d.external_id, s.slug, "
-            f"c.embedding <=> %s::vector AS distance FROM {FROM_CHUNKS} {where} "
-            "ORDER BY c.embedding <=> %s::vector LIMIT %s"
-        )
+    sql = (
+        "SELECT c.id, d.id, s.slug || ':' || d.external_id, s.slug, "
+        f"c.embedding <=> %s::vector AS distance FROM {FROM_CHUNKS} {where} "
+        "ORDER BY c.embedding <=> %s::vector LIMIT %s"
+    )
+
+    def fetch_chunks(limit: int) -> list[Hit]:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}")
             cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             cursor.execute(f"SET LOCAL hnsw.max_scan_tuples = {int(MAX_SCAN_TUPLES)}")
             cursor.execute(sql, [literal, *extra_params, *params, literal, limit])
             rows = cursor.fetchall()
-        hits = [
+        return [
             Hit(chunk_id=r[0], document_id=r[1], document_key=r[2], sub_corpus=r[3],
                 score=1.0 - float(r[4]), rank=0, channel=CHANNEL)
             for r in rows
         ]
-        pooled = max_pool(hits, cap=constraints.cap)
-        if len(pooled) >= constraints.cap or len(rows) < limit:
-            return pooled
-        limit *= 4
+
+    return best_chunk_per_document(fetch_chunks, request.limit)
+
+
+@dataclass(frozen=True)
+class DenseChannel:
+    """Rank documents by their chunk nearest to the embedded query; the date window is a filter.
+
+    `embedder` defaults to this process's configured query embedder (see `set_embedder`).
+    """
+
+    embedder: QueryEmbedder | None = None
+    name: str = CHANNEL
+
+    def search(self, request: SearchRequest) -> list[Hit]:
+        """Return up to `request.limit` documents ranked by their nearest chunk to the query."""
+        embedder = self.embedder or get_embedder()
+        vector = embed_query(request.query, embedder)
+        return search_vector(vector, request, model_name=embedder.name)

@@ -1,0 +1,51 @@
+"""Number events, count model usage and invoke policies so every call is recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agent.engine.events import Event, ModelCalled
+from agent.engine.policy import LLMCall
+from agent.engine.ports import EventSink
+from agent.engine.types import Counters
+
+
+class Recorder:
+    """Emit events with deterministic sequence numbers and keep the counters."""
+
+    def __init__(self, sink: EventSink) -> None:
+        self.sink = sink
+        self.seq = 0
+        self.counters = Counters()
+
+    def emit(self, event: Event, *, subquestion: int | None = None) -> None:
+        """Stamp the event with the next sequence number and its sub-question, and send it."""
+        self.seq += 1
+        self.sink.emit(event.stamped(self.seq, subquestion))
+
+    def cancelled(self) -> bool:
+        """Ask the sink whether to stop."""
+        return bool(self.sink.cancelled())
+
+    def record_calls(self, subquestion: int | None, calls: list[LLMCall]) -> None:
+        """Emit one llm_call event per model call and add it to the counters."""
+        for call in calls:
+            self.counters.llm_calls += 1
+            self.counters.input_tokens += call.input_tokens
+            self.counters.output_tokens += call.output_tokens
+            self.counters.cached_tokens += call.cached_tokens
+            self.counters.model_seconds += call.seconds
+            self.emit(ModelCalled(
+                role=call.role, prompt_name=call.prompt_name, prompt_hash=call.prompt_hash,
+                model=call.model, input_tokens=call.input_tokens,
+                output_tokens=call.output_tokens, cached_tokens=call.cached_tokens,
+                seconds=call.seconds), subquestion=subquestion)
+        calls.clear()
+
+    def invoke[T](self, subquestion: int | None, decide: Callable[[list[LLMCall]], T]) -> T:
+        """Run one policy decision; its model calls are recorded even when parsing fails."""
+        calls: list[LLMCall] = []
+        try:
+            return decide(calls)
+        finally:
+            self.record_calls(subquestion, calls)

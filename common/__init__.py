@@ -1,0 +1,1 @@
+"""Django-free building blocks shared by the engine, the archive and retrieval."""

@@ -1,0 +1,38 @@
+"""Answer prompts from a script: replies in order, each a text, a ChatResult or a callable."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from agent.engine.prompting import Prompt
+from agent.engine.types import ChatResult
+
+Reply = str | ChatResult | Callable[[Prompt], str | ChatResult]
+
+
+class ScriptExhausted(RuntimeError):
+    """Signal that a scripted chat model has no reply left."""
+
+
+class ScriptedChatModel:
+    """Return scripted replies in order; a callable reply receives the prompt it answers."""
+
+    def __init__(self, replies: Iterable[Reply] = (), *, model: str = "scripted") -> None:
+        self.replies = list(replies)
+        self.model = model
+        self.calls: list[Prompt] = []
+
+    def complete(self, prompt: Prompt) -> ChatResult:
+        """Serve the next scripted reply."""
+        if len(self.calls) >= len(self.replies):
+            raise ScriptExhausted(
+                f"no scripted reply left for call {len(self.calls) + 1} ({prompt.name})")
+        reply = self.replies[len(self.calls)]
+        self.calls.append(prompt)
+        if callable(reply):
+            reply = reply(prompt)
+        if isinstance(reply, ChatResult):
+            return reply
+        return ChatResult(text=reply, model=self.model,
+                          input_tokens=len(prompt.system + prompt.user) // 4,
+                          output_tokens=len(reply) // 4)
