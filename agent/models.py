@@ -187,6 +187,10 @@ class Verdict(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                              on_delete=models.SET_NULL)
     note = models.TextField(blank=True)
+    # The passage that justifies the verdict: character offsets into the document's text.
+    evidence_start = models.PositiveIntegerField(null=True, blank=True)
+    evidence_end = models.PositiveIntegerField(null=True, blank=True)
+    evidence_text = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -205,8 +209,15 @@ class LLMCall(models.Model):
     ordinal = models.PositiveIntegerField()
     role = models.CharField(max_length=20)
     prompt_hash = models.CharField(max_length=64)
+    # The exact prompt texts, each distinct text stored once (see PromptText).
+    system_prompt = models.ForeignKey("PromptText", null=True, blank=True,
+                                      on_delete=models.PROTECT, related_name="+")
+    user_prompt = models.ForeignKey("PromptText", null=True, blank=True,
+                                    on_delete=models.PROTECT, related_name="+")
     model = models.CharField(max_length=200, blank=True)
     response = models.TextField()
+    succeeded = models.BooleanField(default=True,
+                                    help_text="false: the reply was not usable API JSON")
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
     cached_tokens = models.PositiveIntegerField(default=0)
@@ -232,3 +243,27 @@ class DocumentNote(models.Model):
 
     class Meta:
         ordering = ["investigation_id", "created_at"]
+
+
+class PromptText(models.Model):
+    """One distinct prompt text sent to a model, stored once and shared by every call using it."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"prompt {self.sha256[:12]}"
+
+
+class SourceOrder(models.Model):
+    """A historian's order of the accepted sources; the newest row is the order in force."""
+
+    investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE,
+                                      related_name="source_orders")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    document_keys = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["investigation_id", "-created_at", "-id"]
