@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from common.jsonl import json_objects
+from django.conf import settings
 
-MAX_QUESTIONS = 2000
+from common.jsonl import json_objects
+from trace_site.limits import question_problem
 
 
 class BatchFileError(ValueError):
@@ -25,37 +27,47 @@ class QuestionRow:
 
 def parse_batch_file(name: str, raw: bytes) -> list[QuestionRow]:
     """Read every question or fail with the first bad line; nothing is created on failure."""
+    if len(raw) > settings.TRACE_MAX_UPLOAD_BYTES:
+        raise BatchFileError(
+            f"The file is too large: {len(raw) / 1_000_000:.1f} MB, at most "
+            f"{settings.TRACE_MAX_UPLOAD_BYTES / 1_000_000:.1f} MB."
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise BatchFileError("The file is not UTF-8 text.") from None
-    rows = _parse_csv(text) if name.lower().endswith(".csv") else _parse_jsonl(text)
+    records = _csv_records(text) if name.lower().endswith(".csv") else _jsonl_records(text)
+    rows: list[QuestionRow] = []
+    limit = settings.TRACE_MAX_BATCH_QUESTIONS
+    for number, record in records:
+        if len(rows) == limit:
+            raise BatchFileError(
+                f"At most {limit} questions per batch (line {number} is one more).")
+        rows.append(_row(record, number))
     if not rows:
         raise BatchFileError("The file holds no questions.")
-    if len(rows) > MAX_QUESTIONS:
-        raise BatchFileError(f"At most {MAX_QUESTIONS} questions per batch ({len(rows)} given).")
     return rows
 
 
-def _parse_jsonl(text: str) -> list[QuestionRow]:
-    rows = []
-    for number, record, problem in json_objects(text.splitlines()):
+def _jsonl_records(text: str) -> Iterator[tuple[int, dict]]:
+    # Lines end at "\n" only: a U+2028 inside a question is text, not a line break.
+    for number, record, problem in json_objects(text.split("\n")):
         if record is None:
             raise BatchFileError(f"Line {number}: {problem}.")
-        rows.append(_row(record, number))
-    return rows
+        yield number, record
 
 
-def _parse_csv(text: str) -> list[QuestionRow]:
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames or "question" not in reader.fieldnames:
-        raise BatchFileError("The CSV needs a 'question' column.")
-    rows = []
-    for number, record in enumerate(reader, start=2):
-        gold = record.get("gold_ids") or ""
-        record = dict(record, gold_ids=[g for g in gold.replace(";", ",").split(",") if g.strip()])
-        rows.append(_row(record, number))
-    return rows
+def _csv_records(text: str) -> Iterator[tuple[int, dict]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        if not reader.fieldnames or "question" not in reader.fieldnames:
+            raise BatchFileError("The CSV needs a 'question' column.")
+        for record in reader:
+            gold = record.get("gold_ids") or ""
+            gold_ids = [g for g in gold.replace(";", ",").split(",") if g.strip()]
+            yield reader.line_num, dict(record, gold_ids=gold_ids)
+    except csv.Error as exc:
+        raise BatchFileError(f"Line {reader.line_num + 1}: unreadable CSV ({exc}).") from None
 
 
 def _row(record: dict, number: int) -> QuestionRow:
@@ -65,9 +77,18 @@ def _row(record: dict, number: int) -> QuestionRow:
     gold = record.get("gold_ids") or []
     if not isinstance(gold, list) or not all(isinstance(g, str) for g in gold):
         raise BatchFileError(f"Line {number}: 'gold_ids' must be a list of document ids.")
-    return QuestionRow(
+    row = QuestionRow(
         question=question.strip(),
-        qid=str(record.get("qid") or ""),
-        question_type=str(record.get("question_type") or ""),
+        qid=_scalar(record.get("qid")),
+        question_type=_scalar(record.get("question_type")),
         gold_ids=[g.strip() for g in gold],
     )
+    problem = question_problem(question=row.question, qid=row.qid,
+                               question_type=row.question_type, gold_ids=row.gold_ids)
+    if problem:
+        raise BatchFileError(f"Line {number}: {problem}.")
+    return row
+
+
+def _scalar(value: object) -> str:
+    return "" if value is None else str(value)

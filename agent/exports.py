@@ -5,16 +5,32 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import date, datetime
 
+from django.conf import settings
 from django.utils import timezone
 
 from agent.engine.events import ModelCalled
+from agent.export_safety import (
+    bibtex_keys,
+    bibtex_value,
+    csv_cell,
+    md_code,
+    md_link,
+    md_text,
+    one_line,
+)
 from agent.models import Investigation
-from agent.selectors import Source, review_sources
+from agent.source_review import (
+    OrderInForce,
+    ReviewedSource,
+    iso_time,
+    local_time,
+    order_in_force,
+    reviewed_sources,
+)
 
-QUOTE_CHARS = 400
 FORMATS = {
     "bibtex": ("application/x-bibtex", "bib"),
     "ris": ("application/x-research-info-systems", "ris"),
@@ -23,11 +39,28 @@ FORMATS = {
     "markdown": ("text/markdown", "md"),
     "trace-json": ("application/json", "trace.json"),
 }
+CSV_BOM = "\ufeff"
+
+# Kept under its old name: the formula neutraliser of CSV cells.
+_csv_cell = csv_cell
+
+
+@dataclass
+class Note:
+    """A historian's note on a source, with its author and time."""
+
+    text: str
+    author: str
+    at: str  # ISO 8601 with offset
+
+    @property
+    def attributed(self) -> str:
+        return f"{self.text} ({self.author}, {self.at})" if self.author else self.text
 
 
 @dataclass
 class Citation:
-    """The archival fields of one cited source."""
+    """The archival fields of one cited source, with who decided it and why."""
 
     key: str
     rank: int | None
@@ -40,26 +73,55 @@ class Citation:
     page: str
     url: str
     quote: str
-    quote_span: str
-    rationale: str
+    quote_start: int | None
+    quote_end: int | None
+    quote_origin: str  # verdict (the cited span) or chunk (the chunk's opening sentences)
+    rationale: str  # the decisive rationale
+    rationale_by: str  # agent or historian
+    agent_rationale: str
+    decided_by: str  # agent or historian
+    decider: str  # "the agent", or the historian's name
+    decided_at: str  # ISO 8601 with offset; empty for the agent
+    decided_at_local: str  # the same time for reading, with the zone's name and offset
     confirmations: int
-    notes: str
     policy: str
+    historian_notes: list[Note] = field(default_factory=list)
+
+    @property
+    def quote_span(self) -> str:
+        return f"{self.quote_start}-{self.quote_end}" if self.quote_start is not None else ""
+
+    @property
+    def notes(self) -> str:
+        return " | ".join(note.text for note in self.historian_notes)
+
+    @property
+    def notes_attributed(self) -> str:
+        return " | ".join(note.attributed for note in self.historian_notes)
+
+    @property
+    def decision_line(self) -> str:
+        """Say who decided, when (with time zone) and on what grounds."""
+        if self.decided_by == "agent":
+            return f"Decided by the agent: {self.state}"
+        when = f", {self.decided_at_local}" if self.decided_at_local else ""
+        return f"Decided by {self.decider} (historian){when}: {self.state}"
 
 
-def citations(investigation: Investigation, *, include_held: bool = False) -> list[Citation]:
-    """Build citations for the accepted sources (and held ones on request), in ranked order."""
-    from archive.models import Chunk
-
+def citations(investigation: Investigation, *, include_held: bool = False,
+              rows: list[ReviewedSource] | None = None) -> list[Citation]:
+    """Build citations of the accepted sources (held ones on request) in the order in force."""
     wanted = {"accepted", "held"} if include_held else {"accepted"}
-    rows = [s for s in review_sources(investigation) if s.state in wanted]
-    chunks = Chunk.objects.in_bulk([s.best_chunk for s in rows if s.best_chunk])
-    return [_citation(row, chunks.get(row.best_chunk), investigation.policy_label) for row in rows]
+    if rows is None:
+        rows = reviewed_sources(investigation)
+    return [_citation(row, investigation.policy_label) for row in rows if row.state in wanted]
 
 
-def _citation(source: Source, chunk, policy: str) -> Citation:
+def _citation(source: ReviewedSource, policy: str) -> Citation:
     doc = source.document
-    quote = " ".join(chunk.text.split())[:QUOTE_CHARS] if chunk is not None else ""
+    evidence = source.evidence
+    decision = source.decision
+    notes = sorted(source.notes, key=lambda note: (note.created_at, note.pk))
     return Citation(
         key=source.document_key,
         rank=source.rank,
@@ -71,17 +133,35 @@ def _citation(source: Source, chunk, policy: str) -> Citation:
         date=doc.date.isoformat() if doc is not None and doc.date else "",
         page=getattr(doc, "page", "") or "",
         url=getattr(doc, "url", "") or "",
-        quote=quote,
-        quote_span=f"{chunk.char_start}-{chunk.char_end}" if chunk is not None else "",
-        rationale=" | ".join(source.rationales),
+        quote=evidence.text if evidence else "",
+        quote_start=evidence.start if evidence else None,
+        quote_end=evidence.end if evidence else None,
+        quote_origin=evidence.origin if evidence else "",
+        rationale=decision.rationale,
+        rationale_by=decision.rationale_by,
+        agent_rationale=decision.agent_rationale,
+        decided_by=decision.by,
+        decider=decision.user if decision.by == "historian" else "the agent",
+        decided_at=iso_time(decision.at),
+        decided_at_local=local_time(decision.at),
         confirmations=source.confirmations,
-        notes=" | ".join(note.text for note in source.notes),
         policy=policy,
+        historian_notes=[Note(text=note.text, author=_author(note.user),
+                              at=iso_time(note.created_at)) for note in notes],
     )
 
 
-def _bibtex_key(citation: Citation) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]+", "_", citation.key).strip("_") or "source"
+def _author(user) -> str:
+    if user is None:
+        return ""
+    return user.get_full_name() or user.get_username()
+
+
+def _evidence_line(item: Citation) -> str:
+    if not item.quote_span:
+        return ""
+    what = "cited evidence" if item.quote_origin == "verdict" else "opening of the matched passage"
+    return f"{what}, characters {item.quote_span} of TRACE source {item.key}"
 
 
 def to_bibtex(items: list[Citation]) -> str:
@@ -89,28 +169,29 @@ def to_bibtex(items: list[Citation]) -> str:
     from bibtexparser.model import Entry, Field
 
     library = Library()
-    for item in items:
+    for item, key in zip(items, bibtex_keys([i.key for i in items]), strict=True):
+        addendum = "; ".join(part for part in (
+            item.decision_line, f"rank {item.rank}" if item.rank else "",
+            f"agent's rationale: {item.agent_rationale}"
+            if item.agent_rationale and item.rationale_by == "historian" else "",
+            _evidence_line(item) or f"TRACE source {item.key}") if part)
         fields = {
             "title": item.title,
             "journal" if item.genre == "press" else "howpublished": item.publication,
             "date": item.date,
             "year": item.date[:4],
-            "pages" if item.genre == "press" else "note": item.page,
+            "pages": item.page,
             "url": item.url,
             "annote": item.rationale,
+            "note": item.notes_attributed,
             "abstract": item.quote,
             "keywords": item.sub_corpus,
-            "addendum": f"TRACE source {item.key}; evidence chars {item.quote_span}",
+            "addendum": addendum,
         }
         entry_type = "article" if item.genre == "press" else "misc"
-        library.add(Entry(entry_type, _bibtex_key(item),
-                          [Field(k, _bibtex_escape(v)) for k, v in fields.items() if v]))
+        library.add(Entry(entry_type, key, [Field(name, bibtex_value(value))
+                                            for name, value in fields.items() if value]))
     return write_string(library)
-
-
-def _bibtex_escape(value: str) -> str:
-    # Braces delimit BibTeX values; unbalanced ones in OCR text would break the file.
-    return value.replace("\\", "/").replace("{", "(").replace("}", ")")
 
 
 def to_ris(items: list[Citation]) -> str:
@@ -118,6 +199,9 @@ def to_ris(items: list[Citation]) -> str:
 
     entries = []
     for item in items:
+        notes = [item.decision_line, f"Why ({item.rationale_by}): {item.rationale}"
+                 if item.rationale else ""]
+        notes += [f"Note: {note.attributed}" for note in item.historian_notes]
         entry = {
             "type_of_reference": "NEWS" if item.genre == "press" else "HEAR",
             "id": item.key,
@@ -126,13 +210,28 @@ def to_ris(items: list[Citation]) -> str:
             "date": item.date.replace("-", "/"),
             "year": item.date[:4],
             "urls": [item.url] if item.url else [],
-            "notes": [n for n in (item.rationale, item.notes) if n],
+            "notes": [note for note in notes if note],
             "abstract": item.quote,
             "keywords": [item.sub_corpus],
             "start_page": item.page,
+            "custom1": item.decider,
+            "custom2": item.decided_at,
+            "custom3": item.quote_span,
+            "custom4": str(item.rank or ""),
         }
-        entries.append({k: v for k, v in entry.items() if v})
+        entries.append(_ris_safe({k: v for k, v in entry.items() if v}))
     return rispy.dumps(entries)
+
+
+def _ris_safe(entry: dict) -> dict:
+    # A line break inside a value would start a new tag (or end the record: "ER  -").
+    safe: dict = {}
+    for name, value in entry.items():
+        if isinstance(value, list):
+            safe[name] = [kept for v in value if (kept := one_line(v))]
+        else:
+            safe[name] = one_line(value)
+    return {name: value for name, value in safe.items() if value}
 
 
 def to_csl_json(items: list[Citation]) -> str:
@@ -143,10 +242,19 @@ def to_csl_json(items: list[Citation]) -> str:
             "type": "article-newspaper" if item.genre == "press" else "hearing",
             "title": item.title,
             "container-title": item.publication,
-            "note": item.rationale,
+            "annote": item.rationale,
             "abstract": item.quote,
+            "archive": "TRACE",
             "archive_location": item.key,
+            "custom": {
+                "rank": item.rank, "decided_by": item.decided_by, "decider": item.decider,
+                "decided_at": item.decided_at, "rationale_by": item.rationale_by,
+                "agent_rationale": item.agent_rationale, "evidence_start": item.quote_start,
+                "evidence_end": item.quote_end, "evidence_origin": item.quote_origin,
+            },
         }
+        if item.historian_notes:
+            record["note"] = item.notes_attributed
         if item.date:
             record["issued"] = {"date-parts": [[int(p) for p in item.date.split("-")]]}
         if item.url:
@@ -158,50 +266,74 @@ def to_csl_json(items: list[Citation]) -> str:
 
 
 CSV_COLUMNS = ["rank", "state", "key", "title", "publication", "sub_corpus", "date", "page",
-               "url", "quote", "quote_span", "rationale", "confirmations", "notes", "policy"]
+               "url", "quote", "quote_start", "quote_end", "quote_origin", "rationale",
+               "rationale_by", "agent_rationale", "decided_by", "decider", "decided_at",
+               "notes", "notes_by", "confirmations", "policy"]
 
 
 def to_csv(items: list[Citation]) -> str:
+    """Write one row per source, preceded by a UTF-8 byte order mark for spreadsheets."""
     buffer = io.StringIO()
+    buffer.write(CSV_BOM)
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore")
     writer.writeheader()
     for item in items:
-        writer.writerow({column: _csv_cell(getattr(item, column)) for column in CSV_COLUMNS})
+        row = {column: getattr(item, column, "") for column in CSV_COLUMNS}
+        row["notes_by"] = " | ".join(f"{n.author}, {n.at}" for n in item.historian_notes)
+        writer.writerow({column: csv_cell(value) for column, value in row.items()})
     return buffer.getvalue()
 
 
-def _csv_cell(value):
-    # OCR text starting with = + - @ would run as a formula when a spreadsheet opens the file.
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
-        return "'" + value
-    return value
-
-
-def to_markdown(investigation: Investigation, items: list[Citation]) -> str:
-    lines = [f"# Sources: {investigation.question}", "",
-             f"Found by TRACE ({investigation.policy_label}), exported "
-             f"{timezone.now():%Y-%m-%d %H:%M}.", ""]
+def to_markdown(investigation: Investigation, items: list[Citation],
+                order: OrderInForce | None = None) -> str:
+    """Write a readable list: question, then each source with decision, evidence and notes."""
+    order_line = ""
+    if order is not None and order.by_historian:
+        order_line = f" Order set by {md_text(order.user)}, {local_time(order.at)}."
+    lines = [f"# Sources: {md_text(investigation.question, heading=True)}", "",
+             f"Found by TRACE ({md_text(investigation.policy_label)}), "
+             f"{len(items)} source{'s' if len(items) != 1 else ''}, exported "
+             f"{local_time(timezone.now())}.{order_line}", ""]
     for position, item in enumerate(items, start=1):
+        marker = f"{position}. "
+        indent = " " * len(marker)
         where = ", ".join(p for p in (item.publication, item.date, item.page) if p)
-        lines.append(f"{position}. **{_md(item.title)}** — {_md(where)} (`{item.key}`)")
+        head = f"**{md_text(item.title)}**" + (f" — {md_text(where)}" if where else "")
+        lines.append(f"{marker}{head} ({md_code(item.key)})")
+        block = []
         if item.url:
-            lines.append(f"   <{item.url}>")
+            block.append(md_link(item.url))
+        decision = md_text(item.decision_line) + "."
         if item.rationale:
-            lines.append(f"   - Why: {_md(item.rationale)}")
+            decision += f" Why ({item.rationale_by}): {md_text(item.rationale)}"
+        block.append(decision)
         if item.quote:
-            lines.append(f"   - Evidence (chars {item.quote_span}): > {_md(item.quote)}")
-        if item.notes:
-            lines.append(f"   - Notes: {_md(item.notes)}")
-    return "\n".join(lines) + "\n"
+            block.append(f"> {md_text(item.quote)}")
+            if item.quote_span:
+                what = "Cited evidence" if item.quote_origin == "verdict" else \
+                    "Opening of the matched passage"
+                block.append(f"*{what}, characters {item.quote_start}–{item.quote_end}.*")
+        if item.historian_notes:
+            block.append("Notes:\n\n" + "\n".join(
+                f"{indent}- {md_text(note.text)} — {md_text(note.author)}, {md_text(note.at)}"
+                for note in item.historian_notes))
+        for paragraph in block:
+            lines += ["", indent + paragraph]
+        lines.append("")
+    return "\n".join(lines)
 
 
-def _md(text: str) -> str:
-    return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", text)
+def _json_default(value):
+    if isinstance(value, datetime):
+        return iso_time(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
 
 
 def to_trace_json(investigation: Investigation) -> str:
     """Everything needed to reproduce and audit the run: settings, model, prompts, every step,
-    and every paid model reply."""
+    every paid model reply, and every decision of the historian."""
     rows = list(investigation.steps.order_by("seq"))
     events = [row.event for row in rows]
     steps = [{"seq": event.seq, "kind": event.kind, "subquestion": event.subquestion,
@@ -211,10 +343,14 @@ def to_trace_json(investigation: Investigation) -> str:
     replies = list(investigation.llm_call_records.order_by("ordinal").values(
         "ordinal", "role", "prompt_hash", "model", "response", "input_tokens", "output_tokens",
         "cached_tokens", "seconds", "created_at"))
-    overrides = list(investigation.verdicts.filter(source="human").values(
+    overrides = list(investigation.verdicts.filter(source="human").order_by("id").values(
         "document_key", "decision", "note", "user__username", "created_at"))
-    notes = list(investigation.notes.values("document_key", "text", "user__username",
-                                            "created_at"))
+    notes = list(investigation.notes.order_by("created_at", "id").values(
+        "document_key", "text", "user__username", "created_at"))
+    orders = list(investigation.source_orders.order_by("created_at", "id").values(
+        "document_keys", "user__username", "created_at"))
+    reviewed = reviewed_sources(investigation)
+    order = order_in_force(investigation, reviewed)
     data = {
         "question": investigation.question,
         "qid": investigation.qid,
@@ -226,7 +362,11 @@ def to_trace_json(investigation: Investigation) -> str:
         "filters": {"sub_corpus": investigation.sub_corpus,
                     "date_from": investigation.date_from, "date_to": investigation.date_to},
         "prompts": [{"name": name, "sha256": digest} for name, digest in prompts],
-        "ranked_ids": investigation.ranked_ids,
+        "time_zone": settings.TIME_ZONE,
+        "ranked_ids": order.keys,
+        "order": {"set_by": order.user or "agent", "set_at": order.at},
+        "agent_ranked_ids": investigation.ranked_ids,
+        "sources": [_trace_source(row) for row in reviewed],
         "usage": {"llm_calls": investigation.llm_calls,
                   "input_tokens": investigation.input_tokens,
                   "output_tokens": investigation.output_tokens,
@@ -237,10 +377,27 @@ def to_trace_json(investigation: Investigation) -> str:
         "model_replies": replies,
         "overrides": overrides,
         "notes": notes,
+        "source_orders": orders,
         "created_at": investigation.created_at,
         "finished_at": investigation.finished_at,
     }
-    return json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    return json.dumps(data, ensure_ascii=False, indent=2, default=_json_default)
+
+
+def _trace_source(row: ReviewedSource) -> dict:
+    decision = row.decision
+    evidence = row.evidence
+    return {
+        "document_key": row.document_key, "rank": row.rank, "state": row.state,
+        "agent_state": row.agent_state,
+        "decided_by": decision.by, "decider": decision.user or "agent",
+        "decided_at": decision.at, "rationale": decision.rationale,
+        "rationale_by": decision.rationale_by, "agent_rationale": decision.agent_rationale,
+        "historian_reason": decision.reason,
+        "evidence": None if evidence is None else {
+            "text": evidence.text, "start": evidence.start, "end": evidence.end,
+            "origin": evidence.origin},
+    }
 
 
 def render_export(investigation: Investigation, fmt: str) -> tuple[str, str, str]:
@@ -248,14 +405,13 @@ def render_export(investigation: Investigation, fmt: str) -> tuple[str, str, str
     if fmt not in FORMATS:
         raise ValueError(f"Unknown export format {fmt!r}")
     content_type, extension = FORMATS[fmt]
+    filename = f"trace-investigation-{investigation.pk}.{extension}"
     if fmt == "trace-json":
-        body = to_trace_json(investigation)
-    else:
-        items = citations(investigation)
-        body = {
-            "bibtex": to_bibtex,
-            "ris": to_ris,
-            "csl-json": to_csl_json,
-            "csv": to_csv,
-        }[fmt](items) if fmt != "markdown" else to_markdown(investigation, items)
-    return body, content_type, f"trace-investigation-{investigation.pk}.{extension}"
+        return to_trace_json(investigation), content_type, filename
+    rows = reviewed_sources(investigation)
+    items = citations(investigation, rows=rows)
+    if fmt == "markdown":
+        order = order_in_force(investigation, rows)
+        return to_markdown(investigation, items, order), content_type, filename
+    writer = {"bibtex": to_bibtex, "ris": to_ris, "csl-json": to_csl_json, "csv": to_csv}[fmt]
+    return writer(items), content_type, filename

@@ -17,16 +17,29 @@ class AskForm(forms.Form):
     date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, archive_range=(None, None), **kwargs):
         super().__init__(*args, **kwargs)
+        self.archive_first, self.archive_last = archive_range
+        for name in ("date_from", "date_to"):
+            attrs = self.fields[name].widget.attrs
+            if self.archive_first and self.archive_last:
+                attrs["data-archive-first"] = self.archive_first.isoformat()
+                attrs["data-archive-last"] = self.archive_last.isoformat()
+            attrs["aria-describedby"] = "date-range-note"
         self.fields["sub_corpus"].choices = [("", "All sub-corpora")] + [
             (sc.slug, f"{sc.name} ({sc.get_genre_display()})") for sc in SubCorpus.objects.all()
         ]
 
     def clean(self):
         data = super().clean()
-        if data.get("date_from") and data.get("date_to") and data["date_from"] > data["date_to"]:
+        start, end = data.get("date_from"), data.get("date_to")
+        if start and end and start > end:
             raise forms.ValidationError("The start date is after the end date.")
+        first, last = self.archive_first, self.archive_last
+        if first and last and ((start and start > last) or (end and end < first)):
+            raise forms.ValidationError(
+                f"No document is dated in this window: the archive runs from "
+                f"{first.isoformat()} to {last.isoformat()}.")
         return data
 
 

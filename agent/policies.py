@@ -6,6 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 
 from agent.engine.config import EngineConfig
@@ -23,6 +24,23 @@ class PolicyChoice(models.TextChoices):
     LLM = PolicyKind.LLM.value, "LLM"
 
 
+NO_ENDPOINT_MESSAGE = (
+    "The LLM policy needs a model endpoint (TRACE_LLM_BASE_URL) and none is configured on this "
+    "instance; set it, or ask the question again to run it with the offline policy."
+)
+
+
+def endpoint_configured() -> bool:
+    """Tell whether a model endpoint is configured (a blank value is none)."""
+    return bool((settings.TRACE_LLM_BASE_URL or "").strip())
+
+
+def require_usable_policy(policy: str) -> None:
+    """Refuse a policy this instance cannot run: the LLM policy without an endpoint."""
+    if policy == PolicyChoice.LLM and not endpoint_configured():
+        raise ImproperlyConfigured(NO_ENDPOINT_MESSAGE)
+
+
 def role_models() -> dict[str, str]:
     """Return the configured model name per role."""
     return {"planner": settings.TRACE_LLM_PLANNER_MODEL,
@@ -34,7 +52,7 @@ def configured_policy() -> PolicySpec:
     """Return the policy new investigations run with, read from the TRACE_LLM_* settings."""
     prices = {"price_input_per_million": settings.TRACE_LLM_PRICE_INPUT_PER_M,
               "price_output_per_million": settings.TRACE_LLM_PRICE_OUTPUT_PER_M}
-    if settings.TRACE_LLM_BASE_URL:
+    if endpoint_configured():
         return PolicySpec(PolicyKind.LLM, role_models(), **prices)
     return PolicySpec(PolicyKind.OFFLINE, {}, **prices)
 
@@ -49,6 +67,7 @@ def engine_config(stored: dict | None = None) -> EngineConfig:
 
 def build_policy(investigation: Investigation) -> Policy:
     """Return the policy that runs this investigation (replaying model replies already paid)."""
+    require_usable_policy(investigation.policy)
     if investigation.policy == PolicyChoice.LLM:
         from agent.chat import configured_chat_model, resumable_chat_model
         from agent.engine.llm_policy import LLMPolicy

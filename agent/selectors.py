@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import date
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
-from agent.engine.events import SearchRan, WarmStartRan
-from agent.models import DocumentNote, Investigation, Step, Verdict
+from agent.engine.events import HeldChunkDropped, SearchRan, WarmStartRan
+from agent.models import Batch, DocumentNote, Investigation, Step, Verdict
 from archive.models import Document
 from archive.selectors import documents_by_keys
 
@@ -17,10 +18,10 @@ SEARCH_KINDS = (SearchRan.kind, WarmStartRan.kind)
 
 
 def investigations_for_user(user, *, query: str = "", status: str = "") -> QuerySet[Investigation]:
-    """List the user's own investigations, optionally filtered by text and status."""
+    """List the user's own investigations, filtered by text (accents ignored) and status."""
     qs = Investigation.objects.filter(owner=user)
     if query:
-        qs = qs.filter(Q(question__icontains=query) | Q(qid__icontains=query))
+        qs = qs.filter(Q(question__unaccent__icontains=query) | Q(qid__icontains=query))
     if status:
         qs = qs.filter(status=status)
     return qs
@@ -68,6 +69,9 @@ class Source:
     confirmations: int = 0
     rank: int | None = None
     document: Document | None = None
+    # Held by the agent but every held passage left the held pool to make room (or was
+    # promoted elsewhere): still possibly relevant, no longer weighed by the agent.
+    set_aside: bool = False
 
     @property
     def state(self) -> str:
@@ -87,6 +91,7 @@ def review_sources(investigation: Investigation) -> list[Source]:
     accepted_by: dict[str, set[int]] = defaultdict(set)
     held: set[str] = set()
     promoted: set[str] = set()
+    in_pool: dict[tuple[int | None, int | None], str] = {}  # held passages still in a pool
     for verdict in investigation.verdicts.select_related("user").order_by("id"):
         source = sources.setdefault(verdict.document_key, Source(verdict.document_key))
         source.sub_corpus = source.sub_corpus or verdict.sub_corpus
@@ -104,19 +109,25 @@ def review_sources(investigation: Investigation) -> list[Source]:
                 source.evidence_chunks.insert(0, verdict.chunk_id)
             if verdict.source == Verdict.Source.HELD_REEVAL:
                 promoted.add(verdict.document_key)
+                in_pool.pop((verdict.subquestion, verdict.chunk_id), None)
         else:
             if verdict.decision == Verdict.Decision.HOLD:
                 held.add(verdict.document_key)
+                in_pool[(verdict.subquestion, verdict.chunk_id)] = verdict.document_key
             if verdict.rationale and not source.rationales:
                 source.rationales.append(verdict.rationale)
             if verdict.chunk_id and verdict.chunk_id not in source.evidence_chunks:
                 source.evidence_chunks.append(verdict.chunk_id)
+    for dropped in _held_drops(investigation):
+        in_pool.pop(dropped, None)
+    still_held = set(in_pool.values())
     for key, source in sources.items():
         source.confirmations = len(accepted_by.get(key, ()))
         if source.confirmations:
             source.agent_state = "accepted"
         elif key in held:
             source.agent_state = "held"
+            source.set_aside = key not in still_held
         else:
             source.agent_state = "rejected"
     for note in investigation.notes.select_related("user"):
@@ -129,7 +140,42 @@ def review_sources(investigation: Investigation) -> list[Source]:
     order = {key: i for i, key in enumerate(ranked)}
     return sorted(
         sources.values(),
-        key=lambda s: (order.get(s.document_key, len(order)), s.state, s.document_key),
+        key=lambda s: (order.get(s.document_key, len(order)), s.state, s.set_aside,
+                       s.document_key),
+    )
+
+
+def _held_drops(investigation: Investigation) -> list[tuple[int | None, int]]:
+    """Return (sub-question, chunk id) of every passage that left a full held pool."""
+    drops = []
+    for step in investigation.steps.filter(kind=HeldChunkDropped.kind):
+        event = step.event
+        if isinstance(event, HeldChunkDropped):
+            drops.append((event.subquestion, event.chunk_id))
+    return drops
+
+
+@dataclass(frozen=True)
+class SourceCounts:
+    """How many documents the historian sees in each state (the live and review pages agree)."""
+
+    accepted: int
+    held: int
+    rejected: int
+    set_aside: int  # among the held: no longer in the agent's held pool at the end
+
+    @property
+    def still_held(self) -> int:
+        return self.held - self.set_aside
+
+
+def source_counts(sources: list[Source]) -> SourceCounts:
+    """Count the review's sources by state, overrides applied."""
+    held = [s for s in sources if s.state == "held"]
+    return SourceCounts(
+        accepted=sum(s.state == "accepted" for s in sources), held=len(held),
+        rejected=sum(s.state == "rejected" for s in sources),
+        set_aside=sum(s.set_aside and not s.human_decision for s in held),
     )
 
 
@@ -193,3 +239,36 @@ def evidence_path(investigation: Investigation, document_key: str) -> list[Evide
             chunk=chunks.get(verdict.chunk_id),
         ))
     return links
+
+
+def evidence_span(investigation: Investigation, document_key: str,
+                  chunk_id: int | None = None) -> str:
+    """Return "start-end" of the evidence a verdict on the document cites, accepts first."""
+    verdicts = (investigation.verdicts.filter(document_key=document_key,
+                                              evidence_start__isnull=False,
+                                              evidence_end__isnull=False)
+                .exclude(source=Verdict.Source.HUMAN))
+    if chunk_id is not None and verdicts.filter(chunk_id=chunk_id).exists():
+        verdicts = verdicts.filter(chunk_id=chunk_id)
+    accepted = verdicts.filter(decision=Verdict.Decision.ACCEPT).order_by("-id").first()
+    verdict = accepted or verdicts.order_by("-id").first()
+    if verdict is None or verdict.evidence_start is None or verdict.evidence_end is None:
+        return ""
+    return f"{verdict.evidence_start}-{verdict.evidence_end}"
+
+
+def batches_for_user(user) -> QuerySet[Batch]:
+    """List the user's batches, newest first, with how many questions each holds and finished."""
+    return Batch.objects.filter(owner=user).annotate(
+        total=Count("investigations"),
+        finished=Count("investigations",
+                       filter=Q(investigations__status=Investigation.Status.FINISHED)),
+    ).order_by("-created_at")
+
+
+def archive_date_range() -> tuple[date | None, date | None]:
+    """Return the first and last document dates in the archive (None when it is empty)."""
+    from django.db.models import Max, Min
+
+    found = Document.objects.aggregate(first=Min("date"), last=Max("date"))
+    return found["first"], found["last"]

@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+import re
+import time
 from datetime import date, timedelta
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
+from agent.durability import CONNECTION_ERRORS, Heartbeat, stale_after, with_reconnect
 from agent.engine.policy import Policy
 from agent.engine.ports import Retriever
-from agent.models import Batch, DocumentNote, Investigation, Verdict
-from agent.policies import build_policy, configured_policy, engine_config
+from agent.models import Batch, DocumentNote, Investigation, SourceOrder, Verdict
+from agent.policies import (
+    build_policy,
+    configured_policy,
+    engine_config,
+    require_usable_policy,
+)
 from agent.sink import DjangoEventSink
+from trace_site.limits import question_problem
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +52,9 @@ def investigation_create(
     question = question.strip()
     if not question:
         raise InvestigationError("The question is empty.")
+    if problem := question_problem(question=question, qid=qid, question_type=question_type,
+                                   gold_ids=gold_ids or ()):
+        raise InvestigationError(problem[0].upper() + problem[1:] + ".")
     if date_from and date_to and date_from > date_to:
         raise InvestigationError("The start date is after the end date.")
     policy = configured_policy()
@@ -57,14 +72,29 @@ def investigation_create(
 
 def investigation_enqueue(*, investigation: Investigation) -> None:
     """Send the run to a worker after commit (a rolled-back row is never run)."""
+    investigation_id = investigation.pk
+    transaction.on_commit(lambda: _send_run(investigation_id))
+
+
+def _send_run(investigation_id: int) -> bool:
+    """Put the run on the task queue; if the queue is unreachable, fail it (resumable)."""
     from agent.tasks import run_investigation
 
-    investigation_id = investigation.pk
-    transaction.on_commit(
-        lambda: run_investigation.apply_async(
-            args=[investigation_id], queue=settings.TRACE_CELERY_QUEUE
-        )
-    )
+    try:
+        run_investigation.apply_async(args=[investigation_id], queue=settings.TRACE_CELERY_QUEUE)
+    except Exception as exc:  # the broker's errors vary by transport
+        logger.warning("investigation %s could not be queued: %s", investigation_id, exc)
+        message = ("The run could not be queued because the task queue did not answer "
+                   f"({type(exc).__name__}). Resume it once the service is back.")
+        with_reconnect(lambda: Investigation.objects.filter(pk=investigation_id).update(
+            status=Investigation.Status.FAILED, finished_at=timezone.now(), error=message,
+        ))
+        return False
+    # A queued run is vouched for from now on; the sweep re-queues it if no worker takes it.
+    with_reconnect(lambda: Investigation.objects.filter(
+        pk=investigation_id, status=Investigation.Status.QUEUED,
+    ).update(heartbeat_at=timezone.now()))
+    return True
 
 
 def investigation_execute(*, investigation_id: int, retriever: Retriever | None = None,
@@ -72,68 +102,127 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
     """Run (or resume) the engine for one investigation, persisting every event as it happens."""
     from agent.engine.investigation import run_investigation as engine_run
 
-    with transaction.atomic():
-        investigation = Investigation.objects.select_for_update().get(pk=investigation_id)
-        if investigation.status in (Investigation.Status.FINISHED, Investigation.Status.CANCELLED):
-            return investigation
-        if investigation.status == Investigation.Status.RUNNING and _heartbeat_fresh(investigation):
-            logger.warning("investigation %s is already running elsewhere", investigation_id)
-            return investigation
-        investigation.status = Investigation.Status.RUNNING
-        investigation.attempts += 1
-        investigation.error = ""
-        investigation.started_at = investigation.started_at or timezone.now()
-        investigation.heartbeat_at = timezone.now()
-        investigation.save()
+    investigation = with_reconnect(lambda: _claim(investigation_id))
+    if investigation is None:
+        return Investigation.objects.get(pk=investigation_id)
 
-    sink = DjangoEventSink(investigation)
-    if retriever is None:
-        from agent.retriever import ArchiveRetriever
-
-        retriever = ArchiveRetriever()
-    policy = policy or build_policy(investigation)
     try:
-        result = engine_run(
-            investigation.question,
-            policy=policy,
-            retriever=retriever,
-            sink=sink,
-            config=engine_config(investigation.engine_settings),
-            sub_corpus=investigation.sub_corpus or None,
-            date_from=investigation.date_from.isoformat() if investigation.date_from else None,
-            date_to=investigation.date_to.isoformat() if investigation.date_to else None,
-        )
+        # Beat from the claim on: opening the archive's indexes may take a while.
+        with Heartbeat(investigation_id, investigation.attempts):
+            sink = DjangoEventSink(investigation)
+            if retriever is None:
+                from agent.retriever import ArchiveRetriever
+
+                retriever = ArchiveRetriever()
+            policy = policy or build_policy(investigation)
+            result = engine_run(
+                investigation.question,
+                policy=policy,
+                retriever=retriever,
+                sink=sink,
+                config=engine_config(investigation.engine_settings),
+                sub_corpus=investigation.sub_corpus or None,
+                date_from=investigation.date_from.isoformat() if investigation.date_from else None,
+                date_to=investigation.date_to.isoformat() if investigation.date_to else None,
+            )
+    except CONNECTION_ERRORS as exc:
+        # The database went away under the run: nothing is wrong with the run itself.
+        logger.warning("investigation %s interrupted: %s", investigation_id, exc)
+        message = f"Interrupted: the database connection was lost ({type(exc).__name__})."
+        with_reconnect(lambda: _owned(investigation).update(
+            status=Investigation.Status.INTERRUPTED, error=message,
+        ))
+        raise
     except Exception as exc:
         logger.exception("investigation %s failed", investigation_id)
-        Investigation.objects.filter(pk=investigation_id).update(
-            status=Investigation.Status.FAILED, error=f"{type(exc).__name__}: {exc}",
-            finished_at=timezone.now(),
-        )
+        from agent.chat import failure_message, paid_usage
+
+        message = failure_message(exc)
+        # Paid model calls stay billed when the run fails: count them from the stored calls.
+        with_reconnect(lambda: _owned(investigation).update(
+            status=Investigation.Status.FAILED, error=message,
+            finished_at=timezone.now(), **paid_usage(investigation_id).as_fields(),
+        ))
         raise
     counters = result.counters
     cost = configured_policy().cost(counters.input_tokens, counters.output_tokens)
     status = (Investigation.Status.CANCELLED if result.status == "cancelled"
               else Investigation.Status.FINISHED)
-    Investigation.objects.filter(pk=investigation_id).update(
+    with_reconnect(lambda: _owned(investigation).update(
         status=status, finished_at=timezone.now(), ranked_ids=list(result.ranked_documents),
         llm_calls=counters.llm_calls, input_tokens=counters.input_tokens,
         output_tokens=counters.output_tokens, cached_tokens=counters.cached_tokens,
         model_seconds=counters.model_seconds, engine_seconds=counters.engine_seconds,
         cost=cost, cancel_requested=False,
-    )
+    ))
     investigation.refresh_from_db()
     return investigation
 
 
-def _heartbeat_fresh(investigation: Investigation, seconds: int = 120) -> bool:
+def _owned(investigation: Investigation):
+    """Select the row only while this attempt still owns it (a stale run may be taken over)."""
+    return Investigation.objects.filter(
+        pk=investigation.pk, attempts=investigation.attempts,
+        status=Investigation.Status.RUNNING,
+    )
+
+
+def _claim(investigation_id: int) -> Investigation | None:
+    """Take the run for this process, or return None if it is done or alive elsewhere."""
+    with transaction.atomic():
+        investigation = Investigation.objects.select_for_update().get(pk=investigation_id)
+        if investigation.status in (Investigation.Status.FINISHED, Investigation.Status.CANCELLED):
+            return None
+        if investigation.status == Investigation.Status.RUNNING and _heartbeat_fresh(investigation):
+            seen = investigation.heartbeat_at
+        else:
+            return _take(investigation)
+    # A fresh heartbeat may belong to a process that just died (a killed pool process whose
+    # task came back at once): watch it for two beats before believing it.
+    deadline = time.monotonic() + 2.5 * settings.TRACE_HEARTBEAT_SECONDS
+    while time.monotonic() < deadline:
+        time.sleep(min(0.5, settings.TRACE_HEARTBEAT_SECONDS / 4))
+        if Investigation.objects.filter(pk=investigation_id).exclude(heartbeat_at=seen).exists():
+            logger.warning("investigation %s is already running elsewhere", investigation_id)
+            return None
+    with transaction.atomic():
+        investigation = Investigation.objects.select_for_update().get(pk=investigation_id)
+        status, beat = investigation.status, investigation.heartbeat_at
+        if status != Investigation.Status.RUNNING or beat != seen:
+            return None  # someone else acted on it meanwhile
+        logger.warning("investigation %s: taking over a run whose process died", investigation_id)
+        return _take(investigation)
+
+
+def _take(investigation: Investigation) -> Investigation:
+    investigation.status = Investigation.Status.RUNNING
+    investigation.attempts += 1
+    investigation.error = ""
+    investigation.started_at = investigation.started_at or timezone.now()
+    investigation.heartbeat_at = timezone.now()
+    investigation.save()
+    return investigation
+
+
+def _heartbeat_fresh(investigation: Investigation) -> bool:
     beat = investigation.heartbeat_at
-    return beat is not None and timezone.now() - beat < timedelta(seconds=seconds)
+    return beat is not None and timezone.now() - beat < stale_after()
+
+
+def investigation_is_stale(investigation: Investigation) -> bool:
+    """Tell whether an active run has lost its worker (no heartbeat for too long)."""
+    if not investigation.is_active:
+        return False
+    beat = investigation.heartbeat_at or investigation.created_at
+    return timezone.now() - beat >= stale_after()
 
 
 def investigation_cancel(*, investigation: Investigation) -> None:
-    """Ask the running engine to stop at its next step; a queued run is cancelled at once."""
-    if investigation.status == Investigation.Status.QUEUED:
-        Investigation.objects.filter(pk=investigation.pk).update(
+    """Ask the running engine to stop at its next step; a queued or abandoned run stops at once."""
+    if investigation.status == Investigation.Status.QUEUED or investigation_is_stale(investigation):
+        Investigation.objects.filter(
+            pk=investigation.pk, status__in=Investigation.ACTIVE,
+        ).update(
             status=Investigation.Status.CANCELLED, cancel_requested=True,
             finished_at=timezone.now(),
         )
@@ -143,22 +232,88 @@ def investigation_cancel(*, investigation: Investigation) -> None:
 
 
 def investigation_resume(*, investigation: Investigation) -> None:
-    """Queue an interrupted, failed or cancelled run again; recorded model replies are reused."""
-    if not investigation.can_resume:
+    """Queue an interrupted, failed, cancelled or abandoned run again; paid replies are reused."""
+    if not (investigation.can_resume or investigation_is_stale(investigation)):
         raise InvestigationError(f"An investigation that is {investigation.status} cannot resume.")
+    try:
+        require_usable_policy(investigation.policy)
+    except ImproperlyConfigured as exc:
+        raise InvestigationError(str(exc)) from exc
     Investigation.objects.filter(pk=investigation.pk).update(
-        status=Investigation.Status.QUEUED, cancel_requested=False, finished_at=None, error=""
+        status=Investigation.Status.QUEUED, cancel_requested=False, finished_at=None, error="",
+        heartbeat_at=timezone.now(),
     )
     investigation.refresh_from_db()
     investigation_enqueue(investigation=investigation)
 
 
-def investigations_mark_interrupted(*, stale_after_seconds: int = 120) -> int:
+def investigations_mark_interrupted(*, stale_after_seconds: float | None = None) -> int:
     """Mark runs whose worker stopped sending heartbeats as interrupted (resumable)."""
-    cutoff = timezone.now() - timedelta(seconds=stale_after_seconds)
+    age = stale_after() if stale_after_seconds is None else timedelta(seconds=stale_after_seconds)
+    cutoff = timezone.now() - age
     return Investigation.objects.filter(
-        status=Investigation.Status.RUNNING, heartbeat_at__lt=cutoff
-    ).update(status=Investigation.Status.INTERRUPTED)
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True),
+        status=Investigation.Status.RUNNING,
+    ).update(
+        status=Investigation.Status.INTERRUPTED,
+        error="Interrupted: the worker running it stopped (no heartbeat).",
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepResult:
+    interrupted: int
+    resumed: int
+    requeued: int
+
+
+def investigations_sweep() -> SweepResult:
+    """Interrupt abandoned runs, resume them automatically, and re-queue lost queued runs."""
+    interrupted = investigations_mark_interrupted()
+    waiting = _waiting_investigation_ids()
+    if waiting is None:
+        # The broker is away: queued tasks are kept in it, and nothing can be sent now.
+        return SweepResult(interrupted=interrupted, resumed=0, requeued=0)
+    # A task waiting in the queue vouches for its run: the next free worker takes it.
+    Investigation.objects.filter(pk__in=waiting, status=Investigation.Status.QUEUED).update(
+        heartbeat_at=timezone.now())
+    recent = timezone.now() - timedelta(days=1)
+    resumable = Investigation.objects.filter(
+        status=Investigation.Status.INTERRUPTED, cancel_requested=False,
+        attempts__lt=settings.TRACE_AUTO_RESUME_ATTEMPTS, heartbeat_at__gte=recent,
+    )
+    resumed = 0
+    for investigation in resumable:
+        claimed = Investigation.objects.filter(
+            pk=investigation.pk, status=Investigation.Status.INTERRUPTED,
+        ).update(status=Investigation.Status.QUEUED, error="", heartbeat_at=timezone.now())
+        if claimed:
+            resumed += _send_run(investigation.pk)
+    cutoff = timezone.now() - stale_after()
+    lost = Investigation.objects.filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, created_at__lt=cutoff),
+        status=Investigation.Status.QUEUED,
+    ).exclude(pk__in=waiting).values_list("pk", flat=True)
+    requeued = sum(_send_run(pk) for pk in lost)
+    return SweepResult(interrupted=interrupted, resumed=resumed, requeued=requeued)
+
+
+def _waiting_investigation_ids() -> set[int] | None:
+    """Return the investigations whose task waits in the queue; None if Redis cannot be read."""
+    from trace_site.celery import app
+
+    waiting: set[int] = set()
+    try:
+        with app.connection_for_read() as conn:
+            client = conn.default_channel.client
+            for raw in client.lrange(settings.TRACE_CELERY_QUEUE, 0, -1):
+                headers = json.loads(raw).get("headers", {})
+                if headers.get("task") == "agent.run_investigation":
+                    waiting.update(int(n) for n in re.findall(r"\d+", headers.get("argsrepr", "")))
+    except Exception as exc:  # Redis away (or another broker): nothing to decide on now
+        logger.warning("cannot read the task queue: %s", exc)
+        return None
+    return waiting
 
 
 def verdict_override(
@@ -186,9 +341,26 @@ def note_add(*, investigation: Investigation, user, document_key: str, note: str
     )
 
 
+def sources_reorder(
+    *, investigation: Investigation, user, document_keys: list[str]
+) -> SourceOrder:
+    """Record the historian's order of the accepted sources as a new row (orders are events)."""
+    keys = [key for key in document_keys if key]
+    if not keys:
+        raise InvestigationError("The order is empty.")
+    if len(set(keys)) != len(keys):
+        raise InvestigationError("The order names a source twice.")
+    known = set(investigation.verdicts.filter(document_key__in=keys)
+                .values_list("document_key", flat=True))
+    if unknown := [key for key in keys if key not in known]:
+        raise InvestigationError(f"No verdict in this investigation for {unknown[0]!r}.")
+    return SourceOrder.objects.create(investigation=investigation, user=user,
+                                      document_keys=keys)
+
+
 def investigation_share(*, investigation: Investigation, enable: bool = True) -> str:
-    """Create (or revoke) the read-only share link token."""
-    token = investigation.new_share_token() if enable else ""
+    """Create the read-only share token (kept while sharing, so old links work) or revoke it."""
+    token = (investigation.share_token or investigation.new_share_token()) if enable else ""
     investigation.share_token = token
     investigation.save(update_fields=["share_token"])
     return token

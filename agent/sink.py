@@ -6,6 +6,7 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
+from agent.durability import with_reconnect
 from agent.engine.events import (
     BriefingWritten,
     Event,
@@ -29,6 +30,10 @@ class DjangoEventSink:
         """Store the event and update the tables projected from it, in one transaction."""
         if event.seq <= self.last_persisted_seq:
             return  # a resumed run replays what was already recorded
+        with_reconnect(lambda: self._store(event))
+        self.last_persisted_seq = event.seq
+
+    def _store(self, event: Event) -> None:
         with transaction.atomic():
             step = Step.from_event(self.investigation, event)
             step.save()
@@ -36,13 +41,14 @@ class DjangoEventSink:
             Investigation.objects.filter(pk=self.investigation.pk).update(
                 heartbeat_at=timezone.now()
             )
-        self.last_persisted_seq = event.seq
 
     def cancelled(self) -> bool:
-        """Tell the engine whether the investigation was asked to stop."""
-        return Investigation.objects.filter(
-            pk=self.investigation.pk, cancel_requested=True
-        ).exists()
+        """Tell the engine to stop: the run was cancelled, or another process took it over."""
+        owned = Investigation.objects.filter(
+            pk=self.investigation.pk, cancel_requested=False,
+            status=Investigation.Status.RUNNING, attempts=self.investigation.attempts,
+        )
+        return not with_reconnect(owned.exists)
 
 
 def project_event(investigation: Investigation, step: Step, event: Event) -> None:
@@ -70,6 +76,9 @@ def project_event(investigation: Investigation, step: Step, event: Event) -> Non
             rationale=event.rationale,
             auto_held=event.auto_held,
             source=event.source or Verdict.Source.AGENT,
+            evidence_start=event.evidence.start if event.evidence else None,
+            evidence_end=event.evidence.end if event.evidence else None,
+            evidence_text=event.evidence.text if event.evidence else "",
         )
     elif isinstance(event, ModelCalled):
         # Live counters for the page; the run's final totals overwrite them when it ends.

@@ -19,6 +19,17 @@ class BatchSummary:
     investigations: list[Investigation]
     evaluated: int = 0
     metrics: dict[str, float] = field(default_factory=dict)
+    per_question: dict[int, QuestionScore] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class QuestionScore:
+    """One question's result against its gold documents."""
+
+    gold: int
+    found: int  # gold documents anywhere in the ranked list
+    recall_at_10: float
+    multi_gold_mrr: float
 
 
 def batch_summary(batch: Batch) -> BatchSummary:
@@ -35,9 +46,16 @@ def batch_summary(batch: Batch) -> BatchSummary:
             metrics[f"R@{k}"] = sum(
                 recall_at_k(inv.ranked_ids, inv.gold_ids, k) for inv in scored
             ) / len(scored)
-        metrics["MRR"] = sum(
+        metrics["multi-gold MRR"] = sum(
             multi_gold_mrr(inv.ranked_ids, inv.gold_ids) for inv in scored
         ) / len(scored)
+    per_question = {
+        inv.pk: QuestionScore(
+            gold=len(set(inv.gold_ids)), found=len(set(inv.gold_ids) & set(inv.ranked_ids)),
+            recall_at_10=recall_at_k(inv.ranked_ids, inv.gold_ids, 10),
+            multi_gold_mrr=multi_gold_mrr(inv.ranked_ids, inv.gold_ids))
+        for inv in scored
+    }
     return BatchSummary(
         total=len(investigations),
         finished=len(finished),
@@ -46,4 +64,5 @@ def batch_summary(batch: Batch) -> BatchSummary:
         investigations=investigations,
         evaluated=len(scored),
         metrics=metrics,
+        per_question=per_question,
     )

@@ -7,18 +7,19 @@ from django.db import transaction
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from agent import selectors, services
 from agent.batches import BatchFileError, parse_batch_file
 from agent.exports import FORMATS, render_export
 from agent.forms import AskForm, BatchForm
+from agent.live_story import investigation_story, touched_sections
 from agent.models import Batch, Investigation, Verdict
+from agent.source_review import moved, order_in_force, reviewed_sources
 from agent.stats import batch_summary
 from archive.models import SubCorpus
 from archive.selectors import document_by_key
-
-STEP_PAGE = 200  # steps sent per poll: a long backlog arrives over a few polls
 
 
 def investigation_list(request):
@@ -32,7 +33,7 @@ def investigation_list(request):
 
 
 def investigation_new(request):
-    form = AskForm(request.POST or None)
+    form = AskForm(request.POST or None, archive_range=selectors.archive_date_range())
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -52,35 +53,55 @@ def investigation_new(request):
 def _viewer_context(request, pk: int) -> dict:
     token = request.GET.get("token", "")
     investigation = selectors.investigation_for_viewer(request.user, pk, token)
+    owner = investigation.owner_id == request.user.pk
     return {
         "investigation": investigation,
         "sc_names": dict(SubCorpus.objects.values_list("slug", "name")),
-        "can_edit": investigation.owner_id == request.user.pk,
-        "token": token if investigation.owner_id != request.user.pk else "",
+        "can_edit": owner,
+        "token": "" if owner else token,
+        "shared_by": "" if owner else investigation.owner.get_username(),
     }
 
 
-def investigation_detail(request, pk: int):
-    context = _viewer_context(request, pk)
+def _live_context(request, context: dict, *, only: set[int] | None = None) -> dict:
     investigation = context["investigation"]
-    steps = list(selectors.steps_after(investigation, 0)[:STEP_PAGE])
-    context.update(steps=steps, last_seq=steps[-1].seq if steps else 0,
-                   polling=investigation.is_active or len(steps) == STEP_PAGE)
+    story = investigation_story(investigation, context["sc_names"], only=only)
+    sources = selectors.review_sources(investigation)
+    context.update(
+        story=story, counts=selectors.source_counts(sources), last_seq=story.last_seq,
+        budget=investigation.engine_settings.get("step_budget"),
+        polling=investigation.is_active,
+        share_link=_share_link(request, investigation) if context["can_edit"] else "",
+    )
+    return context
+
+
+def investigation_detail(request, pk: int):
+    context = _live_context(request, _viewer_context(request, pk))
     return render(request, "agent/detail.html", context)
 
 
-def investigation_steps(request, pk: int):
-    """Return the steps after `after` plus a fresh poller; no poller once the run has ended."""
+def investigation_log(request, pk: int):
+    """List every event of the run in order, each kind through its own template."""
     context = _viewer_context(request, pk)
-    investigation = context["investigation"]
+    context["steps"] = context["investigation"].steps.order_by("seq")
+    return render(request, "agent/log.html", context)
+
+
+def investigation_steps(request, pk: int):
+    """Send the sections that received steps after `after`, the progress and a fresh poller."""
+    context = _viewer_context(request, pk)
     try:
         after = int(request.GET.get("after", "0"))
     except ValueError:
         return HttpResponseBadRequest("after must be an integer")
-    steps = list(selectors.steps_after(investigation, after)[:STEP_PAGE])
-    context.update(steps=steps, last_seq=steps[-1].seq if steps else after,
-                   polling=investigation.is_active or len(steps) == STEP_PAGE, oob=True)
-    return render(request, "agent/detail.html#poll", context)
+    investigation = context["investigation"]
+    changed, shown = touched_sections(investigation, after)
+    _live_context(request, context, only=changed)
+    context.update(oob=True, shown=shown, last_seq=max(context["last_seq"], after),
+                   overview_changed=investigation.steps.filter(
+                       seq__gt=after, subquestion__isnull=True).exists())
+    return render(request, "agent/_live_update.html", context)
 
 
 @require_POST
@@ -106,8 +127,10 @@ def investigation_resume(request, pk: int):
 
 def investigation_review(request, pk: int):
     context = _viewer_context(request, pk)
-    sources = selectors.review_sources(context["investigation"])
+    sources = reviewed_sources(context["investigation"])
     context.update(
+        order=order_in_force(context["investigation"], sources),
+        counts=selectors.source_counts([*sources]),
         ranked=[s for s in sources if s.state == "accepted"],
         held=[s for s in sources if s.state == "held"],
         rejected=[s for s in sources if s.state == "rejected"],
@@ -143,6 +166,25 @@ def source_note(request, pk: int):
     return redirect(reverse("investigation_review", args=[pk]) + "#sources")
 
 
+@require_POST
+def source_reorder(request, pk: int):
+    """Move an accepted source up or down, or save a whole order; each order is a new record."""
+    investigation = selectors.investigation_for_owner(request.user, pk)
+    key = request.POST.get("document", "")
+    direction = request.POST.get("direction", "")
+    current = order_in_force(investigation).keys
+    try:
+        keys = request.POST.getlist("order") or moved(current, key, direction)
+        if keys != current:
+            services.sources_reorder(investigation=investigation, user=request.user,
+                                     document_keys=keys)
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc))
+    query = urlencode({"moved": key, "direction": direction}) if key else ""
+    review = reverse("investigation_review", args=[pk])
+    return redirect(f"{review}?{query}#sources" if query else f"{review}#sources")
+
+
 def evidence(request, pk: int):
     context = _viewer_context(request, pk)
     key = request.GET.get("doc", "")
@@ -162,19 +204,24 @@ def export(request, pk: int, fmt: str):
     return response
 
 
+def _share_link(request, investigation: Investigation) -> str:
+    if not investigation.share_token:
+        return ""
+    return request.build_absolute_uri(
+        reverse("investigation_detail", args=[investigation.pk])
+        + f"?token={investigation.share_token}")
+
+
 @require_POST
 def investigation_share(request, pk: int):
+    """Create the read-only link (the same one every time until revoked), or revoke it."""
     investigation = selectors.investigation_for_owner(request.user, pk)
     enable = request.POST.get("enable", "1") == "1"
     services.investigation_share(investigation=investigation, enable=enable)
-    if enable:
-        link = request.build_absolute_uri(
-            reverse("investigation_detail", args=[pk]) + f"?token={investigation.share_token}"
-        )
-        messages.info(request, f"Read-only link for logged-in colleagues: {link}")
-    else:
-        messages.info(request, "Sharing revoked.")
-    return redirect("investigation_detail", pk=pk)
+    if not enable:
+        messages.info(request, "Sharing stopped: the old link no longer opens this investigation.")
+        return redirect("investigation_detail", pk=pk)
+    return redirect(reverse("investigation_detail", args=[pk]) + "?share=open#share")
 
 
 def batch_new(request):
@@ -198,6 +245,11 @@ def batch_new(request):
     return render(request, "agent/batch_new.html", {"form": form})
 
 
+def batch_list(request):
+    batches = selectors.batches_for_user(request.user)
+    return render(request, "agent/batch_list.html", {"batches": batches})
+
+
 def batch_detail(request, pk: int):
     batch = get_object_or_404(Batch, pk=pk, owner=request.user)
     summary = batch_summary(batch)
@@ -215,6 +267,15 @@ def open_source(request, pk: int):
     document = document_by_key(key)
     if document is None:
         return HttpResponseBadRequest("This document is no longer in the archive.")
-    url = reverse("document_detail", args=[document.pk])
     chunk = request.GET.get("chunk", "")
-    return redirect(f"{url}?chunk={chunk}#chunk-{chunk}" if chunk.isdigit() else url)
+    span = request.GET.get("evidence", "") or selectors.evidence_span(
+        context["investigation"], key, int(chunk) if chunk.isdigit() else None)
+    params: dict[str, str | int] = {"from": pk}
+    if chunk.isdigit():
+        params["chunk"] = int(chunk)
+    if span:
+        params["evidence"] = span
+    if context["token"]:
+        params["token"] = context["token"]
+    anchor = "#highlight" if span else (f"#chunk-{chunk}" if chunk.isdigit() else "")
+    return redirect(f"{reverse('document_detail', args=[document.pk])}?{urlencode(params)}{anchor}")

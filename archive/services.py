@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import F, Q
 from tqdm import tqdm
 
@@ -18,25 +18,34 @@ from archive.models import Chunk, CorpusRevision, Document, SubCorpus
 from common.search import SubCorpusInfo
 
 ON_ERROR = ("refuse", "skip")
+# What a write of an unchecked value raises: the database's refusal, or the driver's when a
+# string cannot be encoded for it (a lone surrogate).
+WRITE_ERRORS = (DatabaseError, UnicodeEncodeError)
 
 
 class IngestRefused(Exception):
     """The import was refused because of bad records; nothing was written."""
 
-    def __init__(self, path: Path, errors: list[RecordError]) -> None:
+    def __init__(self, path: Path, errors: list[RecordError], lines: int = 0) -> None:
         self.errors = errors
         shown = "\n".join(f"  {e}" for e in errors[:50])
         more = f"\n  … and {len(errors) - 50} more" if len(errors) > 50 else ""
+        of = f" of {lines}" if lines else ""
         super().__init__(
-            f"{path}: {len(errors)} bad record(s); import refused, nothing written "
+            f"{path}: {len(errors)}{of} bad record(s); import refused, nothing written "
             f"(use --on-error skip to import the valid records):\n{shown}{more}"
         )
+
+
+class IngestFailed(Exception):
+    """The database refused a write; the import was rolled back and nothing was written."""
 
 
 @dataclass
 class IngestReport:
     path: str = ""
     format: str = ""
+    lines: int = 0  # non-blank input lines (or files): read + skipped
     read: int = 0
     created: int = 0
     updated: int = 0
@@ -56,8 +65,9 @@ class IngestReport:
     def summary(self) -> str:
         """Describe the outcome in one paragraph."""
         lines = [
-            f"{self.read} documents read ({self.format}): {self.created} created, "
-            f"{self.updated} updated, {self.unchanged} unchanged, {len(self.errors)} skipped.",
+            f"{self.lines} records in the input ({self.format}): {self.read} read "
+            f"({self.created} created, {self.updated} updated, {self.unchanged} unchanged), "
+            f"{len(self.errors)} skipped.",
             f"{self.chunks_written} chunks written; {self.chunks_embedded} chunks embedded"
             + (f" with {self.provider} ({self.embeddings_computed} computed, "
                f"{self.chunks_embedded - self.embeddings_computed} from cache)."
@@ -164,6 +174,44 @@ def documents_write_batch(
             report.revision = corpus_revision_bump()
 
 
+def _add_counts(report: IngestReport, batch: IngestReport) -> None:
+    for name in ("created", "updated", "unchanged", "chunks_written", "chunks_embedded",
+                 "embeddings_computed"):
+        setattr(report, name, getattr(report, name) + getattr(batch, name))
+    report.revision = max(report.revision, batch.revision)
+
+
+def documents_write_batch_or_each(
+    *, records: list[DocumentRecord], provider: EmbeddingProvider | None, report: IngestReport,
+    on_embedded: Callable[[int], object] | None = None,
+) -> None:
+    """Write ``records`` in one transaction; if the database refuses it, write them one by one.
+
+    A record the database refuses on its own is skipped and listed in ``report.errors``.
+    """
+    batch = IngestReport()
+    try:
+        documents_write_batch(records=records, provider=provider, report=batch,
+                              on_embedded=on_embedded)
+    except WRITE_ERRORS:
+        if len(records) == 1:
+            raise
+    else:
+        _add_counts(report, batch)
+        return
+    for record in records:
+        one = IngestReport()
+        try:
+            documents_write_batch(records=[record], provider=provider, report=one,
+                                  on_embedded=on_embedded)
+        except WRITE_ERRORS as exc:
+            report.read -= 1
+            report.errors.append(RecordError(
+                record.line, f"refused by the database ({type(exc).__name__}): {exc}"))
+        else:
+            _add_counts(report, one)
+
+
 def chunks_embed(
     *, provider: EmbeddingProvider, document_ids: list[int] | None = None, batch_size: int = 64,
     on_embedded: Callable[[int], object] | None = None,
@@ -188,10 +236,17 @@ def chunks_embed(
 def ingest_records(
     *, records: list[DocumentRecord], embed: bool = True, provider: EmbeddingProvider | None = None,
     batch_size: int = 25, progress: bool = False, report: IngestReport | None = None,
+    skip_refused: bool = False,
 ) -> IngestReport:
-    """Write validated ``records`` batch by batch, then embed whatever still lacks a vector."""
+    """Write validated ``records`` batch by batch, then embed whatever still lacks a vector.
+
+    With ``skip_refused`` a batch the database refuses is written record by record and the
+    refused records are skipped; otherwise the database error propagates.
+    """
     report = report or IngestReport()
     report.read += len(records)
+    report.lines = max(report.lines, report.read + len(report.errors))
+    write = documents_write_batch_or_each if skip_refused else documents_write_batch
     provider = (provider or get_provider()) if embed else None
     report.provider = provider.name if provider else ""
     started = time.perf_counter()
@@ -200,9 +255,7 @@ def ingest_records(
     try:
         for i in range(0, len(records), batch_size):
             batch = records[i : i + batch_size]
-            documents_write_batch(
-                records=batch, provider=provider, report=report, on_embedded=emb_bar.update
-            )
+            write(records=batch, provider=provider, report=report, on_embedded=emb_bar.update)
             doc_bar.update(len(batch))
         if provider is not None:
             # Unchanged documents may still lack vectors from this provider (a model switch,
@@ -239,19 +292,37 @@ def ingest_file(
     on_error: str = "refuse", embed: bool = True,
     provider: EmbeddingProvider | str | None = None, batch_size: int = 25, progress: bool = False,
 ) -> IngestReport:
-    """Import ``path``; with ``on_error="refuse"`` any bad record aborts before any write."""
+    """Import ``path``: every record is checked before anything is written.
+
+    With ``on_error="refuse"`` one bad record refuses the whole file, and the writes run in a
+    single transaction, so a database error leaves the archive (and its revision) as it was.
+    With ``"skip"`` the good records are written and the bad ones listed in the report.
+    """
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error must be one of {ON_ERROR}")
     path = Path(path)
     records, errors, resolved = read_records(
         path, fmt=fmt, metadata_csv=Path(metadata_csv) if metadata_csv else None
     )
+    lines = len(records) + len(errors)
     if errors and on_error == "refuse":
-        raise IngestRefused(path, errors)
+        raise IngestRefused(path, errors, lines)
     if isinstance(provider, str):
         provider = get_provider(provider)
-    report = IngestReport(path=str(path), format=resolved, errors=errors)
-    return ingest_records(
-        records=records, embed=embed, provider=provider, batch_size=batch_size,
-        progress=progress, report=report,
-    )
+    report = IngestReport(path=str(path), format=resolved, errors=errors, lines=lines)
+    if on_error == "skip":
+        return ingest_records(
+            records=records, embed=embed, provider=provider, batch_size=batch_size,
+            progress=progress, report=report, skip_refused=True,
+        )
+    try:
+        with transaction.atomic():
+            return ingest_records(
+                records=records, embed=embed, provider=provider, batch_size=batch_size,
+                progress=progress, report=report,
+            )
+    except WRITE_ERRORS as exc:
+        raise IngestFailed(
+            f"{path}: the database refused a write ({type(exc).__name__}: {exc}); "
+            "the import was rolled back and nothing was written."
+        ) from exc

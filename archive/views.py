@@ -43,19 +43,35 @@ def sub_corpus_detail(request, slug: str):
     })
 
 
+def _span_param(request, name: str) -> Span | None:
+    """Read "start-end" character offsets from a query parameter."""
+    start, sep, end = request.GET.get(name, "").partition("-")
+    if not sep or not start.isdigit() or not end.isdigit() or int(start) >= int(end):
+        return None
+    return Span(int(start), int(end))
+
+
 def document_detail(request, pk: int):
+    """Show a document, its evidence sentences highlighted and the chunk that holds them marked.
+
+    `evidence=start-end` (or `start` and `end`) are character offsets into the text; `chunk`
+    marks a chunk faintly; `from` (and `token`) link back to the investigation that cited it.
+    """
     document = get_object_or_404(Document.objects.select_related("sub_corpus"), pk=pk)
     chunks = selectors.document_chunks(document)
     chunk_id = _int_param(request, "chunk")
     selected = next((c for c in chunks if c.pk == chunk_id), None)
+    span = _span_param(request, "evidence")
     start, end = _int_param(request, "start"), _int_param(request, "end")
-    if selected is not None:
-        span = Span(selected.char_start, selected.char_end)
-    elif start is not None and end is not None:
+    if span is None and start is not None and end is not None and start < end:
         span = Span(start, end)
-    else:
-        span = None
+    if span is not None and selected is None:
+        selected = next((c for c in chunks if c.char_start <= span.start < c.char_end), None)
+    investigation = _int_param(request, "from")
+    token = request.GET.get("token", "")
     return render(request, "archive/document.html", {
         "document": document, "chunks": chunks, "selected": selected, "span": span,
-        "text_html": document_html(document.text, chunks, span, chunk_id),
+        "text_html": document_html(document.text, chunks, span,
+                                   selected.pk if selected else None),
+        "from_investigation": investigation, "token": token,
     })

@@ -80,8 +80,9 @@ class SearchRequest:
 class Hit:
     """One document found by a channel (or a fusion), represented by its best chunk.
 
-    Channels return hits without passage fields; `text`, `title` and `date` (ISO day) are filled
-    from the archive before a hit reaches the engine, where the text is untrusted OCR data.
+    Channels return hits without passage fields; `text`, `title`, `date` (ISO day) and
+    `chunk_start` (the chunk's offset in its document's text) are filled from the archive before
+    a hit reaches the engine, where the text is untrusted OCR data.
     `channel_ranks` holds the rank each contributing channel gave the document and
     `channel_chunks` the chunk each of them chose.
     """
@@ -98,6 +99,7 @@ class Hit:
     text: str = ""
     title: str = ""
     date: str | None = None
+    chunk_start: int = 0
 
     def with_(self, **changes: Any) -> Hit:
         """Return a copy with some fields changed."""

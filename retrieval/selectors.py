@@ -9,22 +9,22 @@ from common.search import Hit
 
 
 def with_passages(hits: Sequence[Hit]) -> list[Hit]:
-    """Return the hits with their chunk's text, the document's title and ISO date filled in.
+    """Return the hits with their chunk's text and offset, the document's title and ISO date.
 
     An untitled document takes its key as title. Hits whose chunk no longer exists (the corpus
     changed since the search) are dropped; the others keep their order, score and ranks.
     """
     rows = Chunk.objects.filter(pk__in=[hit.chunk_id for hit in hits]).values_list(
-        "id", "text", "document__title", "document__date"
+        "id", "text", "char_start", "document__title", "document__date"
     )
-    passages = {chunk_id: (text, title, day) for chunk_id, text, title, day in rows}
+    passages = {chunk_id: (text, start, title, day) for chunk_id, text, start, title, day in rows}
     filled = []
     for hit in hits:
         if hit.chunk_id not in passages:
             continue
-        text, title, day = passages[hit.chunk_id]
+        text, start, title, day = passages[hit.chunk_id]
         filled.append(hit.with_(text=text, title=title or hit.document_key,
-                                date=day.isoformat() if day else None))
+                                date=day.isoformat() if day else None, chunk_start=start))
     return filled
 
 

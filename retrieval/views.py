@@ -25,6 +25,9 @@ def search_page(request):
         except Exception:  # a broken channel (e.g. no embedding model) must not break the page
             logger.exception("search failed")
             error = "This search channel failed; try another one."
-    context = {"form": form, "groups": groups, "submitted": submitted, "error": error}
+    weak_dense = (bool(groups) and form.cleaned_data.get("channel") == "dense"
+                  and max(g.score for g in groups) < services.DENSE_ONLY_FLOOR)
+    context = {"form": form, "groups": groups, "submitted": submitted, "error": error,
+               "weak_dense": weak_dense, "dense_floor": services.DENSE_ONLY_FLOOR}
     template = "retrieval/search.html#results" if request.htmx else "retrieval/search.html"
     return render(request, template, context)

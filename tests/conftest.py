@@ -29,7 +29,8 @@ def stub_llm():
         yield server
 
 
-def start_worker(queue: str, *, llm_url: str, name: str) -> subprocess.Popen:
+def start_worker(queue: str, *, llm_url: str, name: str, concurrency: int = 2,
+                 include: tuple[str, ...] = ()) -> subprocess.Popen:
     """Start a real Celery worker on the test database, consuming one queue.
 
     The worker sees the stub chat endpoint as its LLM and the hashing embedder, so that
@@ -48,7 +49,8 @@ def start_worker(queue: str, *, llm_url: str, name: str) -> subprocess.Popen:
     })
     proc = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "trace_site", "worker", "--loglevel", "WARNING",
-         "--concurrency", "2", "-n", f"{name}-{os.getpid()}@%h", "-Q", queue],
+         "--concurrency", str(concurrency), "-n", f"{name}-{os.getpid()}@%h", "-Q", queue,
+         *(f"--include={module}" for module in include)],
         cwd=ROOT, env=env, start_new_session=True,
     )
     try:

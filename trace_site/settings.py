@@ -2,7 +2,7 @@
 
 Importing them starts nothing: the embedded PostgreSQL starts on the first database connection
 (trace_site.embedded_pg) and the embedded Redis when the Celery app loads this configuration
-(trace_site.celery) or the health page checks it. The only write is the secret key, generated
+(trace_site.celery); the health page only reports it. The only write is the secret key, generated
 once into a fresh data directory when TRACE_SECRET_KEY is unset.
 """
 
@@ -13,6 +13,10 @@ import secrets
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
+
+from django.utils.csp import CSP
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from trace_site import embedded
 from trace_site.env import (
@@ -66,13 +70,17 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "trace_site.limits.RequestLimitsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "trace_site.security.NoStoreMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "trace_site.security.LoginThrottleMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
@@ -139,6 +147,28 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("TRACE_CELERY_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
+
+def _redis_cache_location(url: str) -> str:
+    """Turn the broker URL into one redis-py reads (a Unix socket becomes unix://)."""
+    if url.startswith("redis+socket://"):
+        path, _, query = url.removeprefix("redis+socket://").partition("?")
+        db = dict(p.partition("=")[::2] for p in query.split("&") if p).get("virtual_host", "0")
+        return f"unix://{path}?db={db or 0}"
+    return url
+
+
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # Shared by every web process; short timeouts so a Redis outage never stalls a log-in.
+    "throttle": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": _redis_cache_location(TRACE_REDIS_URL),
+        "KEY_PREFIX": "trace",
+        "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5,
+                    "retry": Retry(NoBackoff(), 0)},
+    },
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -153,6 +183,42 @@ SESSION_COOKIE_SECURE = env_bool("TRACE_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# Limits on what a user sends (trace_site.limits): a larger body gets 413 before it is read;
+# form fields (files aside) are held in memory up to DATA_UPLOAD_MAX_MEMORY_SIZE, an upload up to
+# FILE_UPLOAD_MAX_MEMORY_SIZE (larger ones spill to a temporary file); a batch file is refused
+# over TRACE_MAX_UPLOAD_BYTES; a question over TRACE_MAX_QUESTION_CHARS, whatever its entry point.
+TRACE_MAX_REQUEST_BYTES = env_int("TRACE_MAX_REQUEST_BYTES", 5_000_000)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("TRACE_MAX_FORM_BYTES", 1_000_000)
+FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("TRACE_MAX_UPLOAD_MEMORY_BYTES", 1_000_000)
+TRACE_MAX_UPLOAD_BYTES = env_int("TRACE_MAX_UPLOAD_BYTES", 4_000_000)
+TRACE_MAX_PARAM_CHARS = env_int("TRACE_MAX_PARAM_CHARS", 2000)
+TRACE_MAX_QUESTION_CHARS = env_int("TRACE_MAX_QUESTION_CHARS", 2000)
+TRACE_MAX_BATCH_QUESTIONS = env_int("TRACE_MAX_BATCH_QUESTIONS", 2000)
+# Content-Security-Policy: scripts, styles and everything else from this site only; no inline
+# script or style (HTMX runs with its indicator styles and eval off, see base.html).
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+# Login throttling: after TRACE_LOGIN_MAX_FAILURES failures for one username from one address
+# (or TRACE_LOGIN_MAX_FAILURES_PER_ADDRESS from one address) within the window, log-ins from
+# there get 429 until the window ends. Counts live in the "throttle" cache (Redis).
+TRACE_LOGIN_MAX_FAILURES = env_int("TRACE_LOGIN_MAX_FAILURES", 5)
+TRACE_LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("TRACE_LOGIN_MAX_FAILURES_PER_ADDRESS", 50)
+TRACE_LOGIN_WINDOW_SECONDS = env_int("TRACE_LOGIN_WINDOW_SECONDS", 900)
+TRACE_LOGIN_THROTTLE_CACHE = "throttle"
+# /healthz waits at most this long for all its checks together.
+TRACE_HEALTH_TIMEOUT = env_float("TRACE_HEALTH_TIMEOUT", 1.5)
+# Each worker writes its heartbeat (alive, how busy) to Redis this often; /healthz reads it.
+TRACE_WORKER_HEARTBEAT_SECONDS = env_float("TRACE_WORKER_HEARTBEAT_SECONDS", 2.0)
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "Europe/Paris"
@@ -197,3 +263,12 @@ LOGGING = {
 # Tasks go to this queue; a test run uses a queue of its own.
 TRACE_CELERY_QUEUE = env_str("TRACE_CELERY_QUEUE", "celery")
 CELERY_TASK_DEFAULT_QUEUE = TRACE_CELERY_QUEUE
+
+# Durable runs: a running investigation refreshes its heartbeat every TRACE_HEARTBEAT_SECONDS;
+# each worker sweeps every TRACE_SWEEP_SECONDS / 2, so a run whose worker died is marked
+# interrupted (and resumed, up to TRACE_AUTO_RESUME_ATTEMPTS attempts) within TRACE_SWEEP_SECONDS.
+TRACE_HEARTBEAT_SECONDS = env_float("TRACE_HEARTBEAT_SECONDS", 5.0)
+TRACE_SWEEP_SECONDS = env_float("TRACE_SWEEP_SECONDS", 30.0)
+TRACE_AUTO_RESUME_ATTEMPTS = env_int("TRACE_AUTO_RESUME_ATTEMPTS", 3)
+if TRACE_SWEEP_SECONDS < 4 * TRACE_HEARTBEAT_SECONDS:
+    raise ConfigError("TRACE_SWEEP_SECONDS must be at least four TRACE_HEARTBEAT_SECONDS")

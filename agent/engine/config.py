@@ -17,6 +17,7 @@ class EngineConfig:
     held_pool_size: int = 10
     action_log_window: int = 8
     rationale_max: int = 120
+    query_max_chars: int = 500  # longer search queries are cut, with a feedback event
     temporal_widen_days: int = 1
     max_consecutive_parse_failures: int = 3
     planner_attempts: int = 2

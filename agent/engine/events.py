@@ -92,12 +92,15 @@ def _sub_questions(items: list[Mapping[str, Any]]) -> tuple[SubQuestion, ...]:
 
 
 def _signals(data: Mapping[str, Any]) -> VerdictSignals:
-    span = data.get("span")
     return VerdictSignals(
         query_terms=data["query_terms"], matched_terms=tuple(data["matched_terms"]),
         found_by=data["found_by"], batch_rank=data["batch_rank"], score=data.get("score", 0.0),
-        channel_ranks=dict(data.get("channel_ranks") or {}),
-        span=EvidenceSpan(**span) if span else None)
+        channel_ranks=dict(data.get("channel_ranks") or {}))
+
+
+def _evidence(data: Mapping[str, Any]) -> EvidenceSpan:
+    return EvidenceSpan(start=data["start"], end=data["end"], text=data.get("text", ""),
+                        method=data.get("method", ""))
 
 
 # -- the investigation --------------------------------------------------------------------------
@@ -275,11 +278,13 @@ class VerdictGiven(Event):
 
     `reason` says why a chunk was held without the agent deciding so (widened_window,
     missing_verdict, unreviewed; "agent" for an agent's hold); `signals` holds the figures the
-    verdict was decided on, when the policy states them.
+    verdict was decided on, when the policy states them; `evidence` is the passage (one to three
+    sentences, offsets into the document) the verdict rests on.
     """
 
     kind: ClassVar[str] = "verdict"
-    decoders: ClassVar[Mapping[str, Callable[[Any], Any]]] = {"signals": _signals}
+    decoders: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        "signals": _signals, "evidence": _evidence}
 
     chunk_id: int
     document_key: str
@@ -291,6 +296,7 @@ class VerdictGiven(Event):
     reason: str | None = None
     rationale_truncated: bool = False
     signals: VerdictSignals | None = None
+    evidence: EvidenceSpan | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -63,12 +63,19 @@ class LLMPolicy:
         return self._ask("planner", "planner", ctx, PlannerOutput, calls)
 
     def step(self, ctx: StepContext, calls: list[LLMCall]) -> AgentStep:
-        """Choose the next action."""
-        return self._ask("agent", "agent", ctx, AgentStep, calls)
+        """Choose the next action; figures a model writes into its verdicts are dropped."""
+        step = self._ask("agent", "agent", ctx, AgentStep, calls)
+        verdicts = step.args.get("verdicts") if step.action == "review" else None
+        for verdict in verdicts if isinstance(verdicts, list) else []:
+            if isinstance(verdict, dict):
+                verdict.pop("signals", None)  # signals are measured, never claimed
+        return step
 
     def reevaluate_held(self, ctx: HeldContext, calls: list[LLMCall]) -> HeldReevalOutput:
-        """Promote held chunks the accumulated evidence supports."""
-        return self._ask("agent", "held", ctx, HeldReevalOutput, calls)
+        """Promote held chunks the accumulated evidence supports (claimed figures dropped)."""
+        output = self._ask("agent", "held", ctx, HeldReevalOutput, calls)
+        return output.model_copy(update={"promotions": [
+            promotion.model_copy(update={"signals": None}) for promotion in output.promotions]})
 
     def brief(self, ctx: BriefContext, calls: list[LLMCall]) -> Briefing:
         """Write the briefing of a finished sub-question."""

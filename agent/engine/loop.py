@@ -17,6 +17,8 @@ from agent.engine.events import (
     VerdictGiven,
     WarmStartRan,
 )
+from agent.engine.evidence import evidence_span
+from agent.engine.offline_plan import strip_mentions
 from agent.engine.parsing import OutputParseError
 from agent.engine.policy import LLMCall, Policy, StepContext
 from agent.engine.ports import Retriever
@@ -32,8 +34,15 @@ from agent.engine.state import (
     target_day,
     widen,
 )
-from agent.engine.text import is_full_date, normalise_query
-from agent.engine.types import AcceptedChunk, HeldChunk, SubQuestion, VerdictSignals
+from agent.engine.text import content_terms, is_full_date, name_keys, normalise_query
+from agent.engine.types import (
+    AcceptedChunk,
+    EvidenceSpan,
+    HeldChunk,
+    SubQuestion,
+    VerdictSignals,
+)
+from agent.engine.wording import language_of, phrase, window_phrase
 from common.search import Hit, SearchRequest, SubCorpusInfo
 
 
@@ -50,6 +59,16 @@ class LoopEnv:
     slugs: list[str]
     sub_corpora: list[SubCorpusInfo]
     briefings: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def language(self) -> str:
+        """Return the question's language, the one rationales are written in."""
+        return language_of(self.question)
+
+    def evidence(self, hit: Hit, sub_question: SubQuestion, quote: str = "") -> EvidenceSpan | None:
+        """Locate a verdict's evidence: the quote, else the sentences richest in q's terms."""
+        terms = content_terms(strip_mentions(self.question, self.sub_corpora))
+        return evidence_span(hit, quote=quote, terms=terms, names=name_keys(sub_question.entities))
 
 
 @dataclass
@@ -71,10 +90,26 @@ def describe(hits: list[Hit]) -> dict[str, Any]:
     }
 
 
+def cap_query(query: str, limit: int) -> tuple[str, FeedbackGiven | None]:
+    """Cut a query longer than the limit at a word boundary; say so in a feedback event."""
+    if len(query) <= limit:
+        return query, None
+    cut = query[:limit]
+    if " " in cut[limit // 2:]:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut, FeedbackGiven(reason="query_truncated", message=(
+        f"the query was {len(query)} characters long; only its first {len(cut)} were searched"))
+
+
 def truncate(rationale: str, limit: int) -> tuple[str, bool]:
-    """Cut a rationale to the limit; report whether it was cut."""
+    """Cut a rationale to the limit at a word boundary, marked "…"; report whether it was cut."""
     text = " ".join((rationale or "").split())
-    return (text, False) if len(text) <= limit else (text[:limit], True)
+    if len(text) <= limit:
+        return text, False
+    head = text[: limit - 1]
+    if " " in head[limit // 2 :]:
+        head = head.rsplit(" ", 1)[0].rstrip(" ,;:")
+    return head + "…", True
 
 
 def verdict_event(hit: Hit, verdict: str, rationale: str, *, source: str, auto_held: bool,
@@ -86,15 +121,15 @@ def verdict_event(hit: Hit, verdict: str, rationale: str, *, source: str, auto_h
 
 
 def hold(state: LoopState, hit: Hit, rationale: str, *, auto: bool, reason: str, source: str,
-         signals: VerdictSignals | None = None) -> list[Event]:
+         evidence: EvidenceSpan | None, signals: VerdictSignals | None = None) -> list[Event]:
     """Put a chunk in the held pool and describe it (and any chunk dropped to make room)."""
     state.seen_chunks.add(hit.chunk_id)
     state.texts[hit.chunk_id] = hit.text
     held = HeldChunk(hit=hit, rationale=rationale, auto_held=auto, order=state.next_order(),
-                     signals=signals)
+                     signals=signals, evidence=evidence)
     dropped = state.held.add(held)
     events: list[Event] = [verdict_event(hit, "hold", rationale, source=source, auto_held=auto,
-                                         reason=reason, signals=signals)]
+                                         reason=reason, signals=signals, evidence=evidence)]
     if dropped is not None:
         events.append(HeldChunkDropped(chunk_id=dropped.hit.chunk_id,
                                        document_key=dropped.hit.document_key,
@@ -112,7 +147,7 @@ def _search(env: LoopEnv, state: LoopState, args: dict[str, Any]) -> StepOutcome
     sub_corpus = parsed.sub_corpus or None
     key: SearchKey = (parsed.channel, normalise_query(query), parsed.date_from, parsed.date_to,
                       sub_corpus)
-    label = f"search {parsed.channel} {query!r}"
+    label = f"search {parsed.channel} {cap_query(query, env.config.query_max_chars)[0]!r}"
     if parsed.channel == "temporal":
         label += f" [{parsed.date_from or '…'} → {parsed.date_to or '…'}]"
     if sub_corpus:
@@ -156,6 +191,7 @@ def _run_search(env: LoopEnv, state: LoopState, parsed: SearchArgs, query: str,
     elif scope.date_from or scope.date_to:
         date_from, date_to = scope.date_from, scope.date_to
     state.searches.append(parsed.model_copy(update={"query": query, "sub_corpus": sub_corpus}))
+    query, cut = cap_query(query, env.config.query_max_chars)
     exclude_chunks, exclude_documents = state.exclusions()
     found = _retrieve(env, parsed.channel, query, date_from, date_to, effective_sub,
                       exclude_chunks, exclude_documents)
@@ -174,9 +210,14 @@ def _run_search(env: LoopEnv, state: LoopState, parsed: SearchArgs, query: str,
         **describe(found),
         shown_chunk_ids=tuple(h.chunk_id for h in shown),
     )]
+    if cut is not None:
+        events.insert(0, cut)
+    window = window_phrase(parsed.date_from or parsed.date_to, parsed.date_to or parsed.date_from,
+                           env.language)
     for hit in widened:
-        events += hold(state, hit, "dated just outside the asked window",
-                       auto=True, reason="widened_window", source="auto")
+        events += hold(state, hit, phrase(env.language, "widened", window=window),
+                       auto=True, reason="widened_window", source="auto",
+                       evidence=env.evidence(hit, state.sub_question))
     if not shown:
         outcome = _feedback("empty_result", f"{label} returned no new chunks; "
                             "change channel, terms or sub-corpus", log=label)
@@ -237,27 +278,29 @@ def _review(env: LoopEnv, state: LoopState, args: dict[str, Any]) -> StepOutcome
         if verdict is None:
             missing.append(hit.chunk_id)
             tally["hold"] += 1
-            events += hold(state, hit, "no verdict given in review", auto=True,
-                           reason="missing_verdict", source="auto")
+            events += hold(state, hit, phrase(env.language, "missing_verdict"), auto=True,
+                           reason="missing_verdict", source="auto",
+                           evidence=env.evidence(hit, state.sub_question))
             continue
         rationale, cut = truncate(verdict.rationale, limit)
+        evidence = env.evidence(hit, state.sub_question, verdict.quote)
         tally[verdict.verdict] += 1
         if verdict.verdict == "accept":
             state.accepted.append(AcceptedChunk(
                 chunk_id=hit.chunk_id, document_key=hit.document_key,
                 sub_corpus=hit.sub_corpus, rationale=rationale, source="agent",
-                title=hit.title, date=hit.date, signals=verdict.signals))
+                title=hit.title, date=hit.date, signals=verdict.signals, evidence=evidence))
             state.accepted_documents.add(hit.document_key)
             events.append(verdict_event(hit, "accept", rationale, source="agent",
                                         auto_held=False, rationale_truncated=cut,
-                                        signals=verdict.signals))
+                                        signals=verdict.signals, evidence=evidence))
         elif verdict.verdict == "reject":
             events.append(verdict_event(hit, "reject", rationale, source="agent",
                                         auto_held=False, rationale_truncated=cut,
-                                        signals=verdict.signals))
+                                        signals=verdict.signals, evidence=evidence))
         else:
             events += hold(state, hit, rationale, auto=False, reason="agent", source="agent",
-                           signals=verdict.signals)
+                           signals=verdict.signals, evidence=evidence)
     state.pending = []
     notes = []
     if unknown:
@@ -307,8 +350,11 @@ def warm_start(env: LoopEnv, state: LoopState) -> None:
     sq = state.sub_question
     sub_corpus = env.scope.sub_corpus or sq.target_sub_corpus
     target_date = sq.target_date if is_full_date(sq.target_date) else None
+    query, cut = cap_query(sq.text, env.config.query_max_chars)
+    if cut is not None:
+        env.recorder.emit(cut, subquestion=state.index)
     found = env.retriever.warm_start(SearchRequest(
-        channel="warm_start", query=sq.text, window=target_day(target_date),
+        channel="warm_start", query=query, window=target_day(target_date),
         sub_corpora=(sub_corpus,) if sub_corpus else None, limit=env.config.warm_start_limit))
     found = [h for h in found if env.scope.admits(h)][: env.config.warm_start_limit]
     for hit in found:
@@ -316,7 +362,7 @@ def warm_start(env: LoopEnv, state: LoopState) -> None:
         state.texts[hit.chunk_id] = hit.text
     state.pending = found
     state.action_log.append(f"warm start → {len(found)} chunks to review")
-    env.recorder.emit(WarmStartRan(query=sq.text, sub_corpus=sub_corpus, target_date=target_date,
+    env.recorder.emit(WarmStartRan(query=query, sub_corpus=sub_corpus, target_date=target_date,
                                    **describe(found)), subquestion=state.index)
 
 
@@ -373,8 +419,9 @@ def run_loop(env: LoopEnv, state: LoopState) -> str:
             reason = outcome.finish
             break
     for hit in state.pending:
-        for event in hold(state, hit, "not reviewed before the loop ended", auto=True,
-                          reason="unreviewed", source="auto"):
+        for event in hold(state, hit, phrase(env.language, "unreviewed"), auto=True,
+                          reason="unreviewed", source="auto",
+                          evidence=env.evidence(hit, state.sub_question)):
             recorder.emit(event, subquestion=state.index)
     state.pending = []
     return reason

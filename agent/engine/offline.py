@@ -10,7 +10,8 @@ The offline policy drives the same engine as the LLM policy, with rules instead 
   words (accent-folded, stemmed, OCR-tolerant) or names its person; accept a single-channel find
   only at the very top with most of q; hold the middle, reject the rest; at most
   `max_accepted` documents per sub-question; every verdict carries its figures as signals
-  (matched words, batch rank, channel ranks) and a rationale that states them for the reader;
+  (matched words, batch rank, channel ranks), quotes the sentences that carry most of q's
+  words and names, and says in q's language why the passage matters (never its figures);
 - held re-evaluation: promote held chunks whose document already has an accepted chunk, or that
   match nearly all the words the accepted chunks matched, while there is room;
 - briefing: built from the accepted chunks; replanning: adds a sub-question on an uncovered
@@ -22,11 +23,11 @@ Decisions read the signals only: rewording a rationale changes no decision and n
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from datetime import date, timedelta
 from typing import Literal
 
+from agent.engine.evidence import best_sentences
 from agent.engine.offline_plan import offline_plan, strip_mentions
 from agent.engine.policy import (
     BriefContext,
@@ -58,9 +59,13 @@ from agent.engine.text import (
     extract_entities,
     fold,
     is_full_date,
+    name_keys,
     normalise_query,
+    surnames,
+    tokens,
 )
 from agent.engine.types import WARM_START, SubQuestion, VerdictSignals
+from agent.engine.wording import fitted, language_of, phrase, surface_forms
 from common.search import Hit
 
 _SEARCH_OFFSET = 5  # a single-channel find ranks after the warm start's head
@@ -148,7 +153,7 @@ class OfflinePolicy:
     def _queue(self, ctx: StepContext, terms: list[str]) -> list[dict[str, object]]:
         sq = ctx.sub_question
         target = sq.target_sub_corpus
-        names = _surnames(sq.entities)
+        names = surnames(sq.entities)
         queue: list[dict[str, object]] = []
         base = {"date_from": None, "date_to": None, "sub_corpus": target}
         queue.append({"channel": "bm25", "query": " ".join([*names, *terms]), **base})
@@ -179,7 +184,7 @@ class OfflinePolicy:
             found_by=ctx.searches[-1].channel if ctx.searches else WARM_START, batch_rank=rank,
             score=hit.score, channel_ranks=dict(sorted(hit.channel_ranks.items())))
         share = signals.share
-        names = [fold(n) for n in _surnames(ctx.sub_question.entities)]
+        names = [fold(n) for n in surnames(ctx.sub_question.entities)]
         name_hit = any(matcher.matches(n) for n in names)
         if signals.from_warm_start:
             # The fused warm start is where the sources are: its head is accepted on any overlap.
@@ -195,24 +200,35 @@ class OfflinePolicy:
             verdict = "hold"
         else:
             verdict = "reject"
+        start, end = best_sentences(hit.text, terms, name_keys(ctx.sub_question.entities))
+        named = [entity for entity in ctx.sub_question.entities
+                 if any(matcher.matches(key) for key in name_keys([entity]))]
+        on_day = bool(hit.date and is_full_date(ctx.sub_question.target_date)
+                      and hit.date[:10] == ctx.sub_question.target_date)
         return Verdict(chunk_id=hit.chunk_id, verdict=verdict,
-                       rationale=self.rationale(signals), signals=signals)
+                       rationale=self.rationale(ctx.question, verdict, signals, named, on_day),
+                       quote=hit.text[start:end], signals=signals)
 
-    def rationale(self, signals: VerdictSignals) -> str:
-        """State a verdict's figures for the reader, within `rationale_max` characters."""
-        ranks = sorted(signals.channel_ranks.items())
-        channels = " ".join(f"{name}#{r}" for name, r in ranks) or "none"
-        source = ("warm start" if signals.from_warm_start else f"{signals.found_by} search")
-        head = f"q-terms {len(signals.matched_terms)}/{signals.query_terms}"
-        tail = f"; {source} #{signals.batch_rank}; channels {channels}"
-        space = self.rationale_max - len(head) - len(tail) - 2
-        words = ""
-        for term in signals.matched_terms:
-            piece = (", " if words else "") + term
-            if len(words) + len(piece) > space:
-                break
-            words += piece
-        return (head + (f": {words}" if words else "") + tail)[: self.rationale_max]
+    def rationale(self, question: str, verdict: str, signals: VerdictSignals,
+                  named: list[str], on_day: bool = False) -> str:
+        """Say, in the question's language, why the passage matters; never its figures."""
+        language = language_of(question)
+        forms = surface_forms(question)
+        in_names = {word for entity in named for word in tokens(entity)}
+        terms = [forms.get(term, term) for term in signals.matched_terms if term not in in_names]
+        tail = phrase(language, "on_day") if on_day and verdict != "reject" else ""
+        if verdict == "accept":
+            if named and terms:
+                key = "accept_named"
+            elif named:
+                key = "accept_named_only"
+            else:
+                key = "accept" if terms else "accept_bare"
+        elif verdict == "hold":
+            key = "hold" if terms else "hold_bare"
+        else:
+            key = "reject" if terms else "reject_bare"
+        return fitted(language, key, self.rationale_max, terms=terms, names=named, tail=tail)
 
     # -- closing a sub-question ---------------------------------------------------------------
 
@@ -222,6 +238,7 @@ class OfflinePolicy:
         A sibling keeps the figures of its own hold verdict; a chunk promoted on evidence words
         has no retrieval figures of its own and ranks as unranked.
         """
+        language, forms = language_of(ctx.question), surface_forms(ctx.question)
         accepted_docs = {a.document_key for a in ctx.accepted}
         evidence = list(dict.fromkeys(
             term for a in ctx.accepted if a.signals for term in a.signals.matched_terms))
@@ -229,8 +246,8 @@ class OfflinePolicy:
         for held in ctx.held:
             doc = held.hit.document_key
             if doc in accepted_docs:
-                note = f"sibling of accepted chunk; {held.rationale}"
-                promotions.append(Promotion(chunk_id=held.hit.chunk_id, rationale=note,
+                promotions.append(Promotion(chunk_id=held.hit.chunk_id,
+                                            rationale=phrase(language, "sibling"),
                                             signals=held.signals))
                 continue
             if len(evidence) >= 2 and len(accepted_docs) < self.max_accepted:
@@ -239,8 +256,8 @@ class OfflinePolicy:
                     accepted_docs.add(doc)
                     promotions.append(Promotion(
                         chunk_id=held.hit.chunk_id,
-                        rationale=f"matches {len(hits)}/{len(evidence)} evidence words: "
-                        + ", ".join(hits[:6])))
+                        rationale=fitted(language, "echoes", self.rationale_max,
+                                         terms=[forms.get(t, t) for t in hits[:6]])))
         return HeldReevalOutput(promotions=promotions,
                                 rationale=f"{len(promotions)} promoted by sibling or evidence")
 
@@ -310,16 +327,6 @@ def _dated_together(item: RankItem, lead: RankItem) -> bool:
     except ValueError:
         return False
     return abs(gap) <= _DAYS
-
-
-def _surnames(entities: tuple[str, ...] | list[str]) -> list[str]:
-    """Return entity names without honorifics ("M. Lejeune" -> "Lejeune")."""
-    out = []
-    for entity in entities:
-        bare = re.sub(r"^(MM?|Mme|Mgr)\.\s*", "", entity).strip()
-        if len(bare) >= 3:
-            out.append(bare)
-    return list(dict.fromkeys(out))
 
 
 def _planned(sq: SubQuestion) -> PlannedSubQuestion:

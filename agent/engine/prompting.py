@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +27,11 @@ def attr(text: object) -> str:
     return '"' + neutralise(text).replace('"', "'").replace("\n", " ") + '"'
 
 
+def slug(text: object) -> str:
+    """Render a sub-corpus slug bare: only letters, digits, "_" and "-" are kept."""
+    return re.sub(r"[^A-Za-z0-9_-]", "", str(text or ""))
+
+
 def clip(text: object, limit: int) -> str:
     """Cut text to a number of characters, marking the cut."""
     value = str(text or "")
@@ -46,6 +52,7 @@ def environment() -> Environment:
     env.filters["data"] = neutralise
     env.filters["attr"] = attr
     env.filters["clip"] = clip
+    env.filters["slug"] = slug
     env.filters["tojson"] = lambda value: json.dumps(value, ensure_ascii=False)
     return env
 

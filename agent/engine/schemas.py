@@ -48,11 +48,16 @@ class AgentStep(_Strict):
 
 
 class Verdict(_Strict):
-    """Judge one pending chunk against the original question."""
+    """Judge one pending chunk against the original question.
+
+    `quote` copies the one to three sentences of the chunk the verdict rests on; the engine
+    locates it in the chunk (tolerating OCR noise) to give the verdict its evidence.
+    """
 
     chunk_id: int
     verdict: Literal["accept", "reject", "hold"]
     rationale: str = ""
+    quote: str = ""
     signals: VerdictSignals | None = None  # the figures decided on, when the policy states them
 
 
@@ -95,6 +100,7 @@ class Promotion(_Strict):
 
     chunk_id: int
     rationale: str = ""
+    quote: str = ""  # the sentences now shown to matter; the held verdict's evidence otherwise
     signals: VerdictSignals | None = None  # the figures the promoted chunk ranks by, if any
 
 

@@ -42,15 +42,18 @@ def reevaluate_held(env: LoopEnv, state: LoopState) -> None:
             continue
         hit = held.hit
         rationale, cut = truncate(promotion.rationale or held.rationale, env.config.rationale_max)
+        evidence = (env.evidence(hit, state.sub_question, promotion.quote)
+                    if promotion.quote.strip() else held.evidence)
         state.accepted.append(AcceptedChunk(
             chunk_id=hit.chunk_id, document_key=hit.document_key, sub_corpus=hit.sub_corpus,
             rationale=rationale, source="held_reeval", title=hit.title, date=hit.date,
-            signals=promotion.signals))
+            signals=promotion.signals, evidence=evidence))
         state.accepted_documents.add(hit.document_key)
         promoted.append(hit.chunk_id)
         env.recorder.emit(verdict_event(hit, "accept", rationale, source="held_reeval",
                                         auto_held=held.auto_held, rationale_truncated=cut,
-                                        signals=promotion.signals), subquestion=state.index)
+                                        signals=promotion.signals, evidence=evidence),
+                          subquestion=state.index)
     env.recorder.emit(HeldReevaluated(
         promoted=tuple(promoted), kept=tuple(h.hit.chunk_id for h in state.held.items),
         ignored=tuple(ignored), rationale=output.rationale if output is not None else ""),

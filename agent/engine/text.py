@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from common.french_dates import extract_date as extract_date  # the engine's date reader
 from common.text import casefold_without_accents
@@ -56,9 +57,19 @@ _SENTENCE_START_CAPS = _words(
 )
 
 
+_FOLDED: dict[int, str] = {}  # character -> its fold, filled as characters are met
+
+
 def fold(text: str) -> str:
-    """Lowercase and strip accents; OCR ligatures become plain letters."""
-    return casefold_without_accents(text)
+    """Lowercase and strip accents; OCR ligatures become plain letters.
+
+    The same as `casefold_without_accents`, which folds character by character, but through a
+    translation table of the characters met so far, so long OCR texts fold at C speed.
+    """
+    missing = {char for char in set(text) if ord(char) not in _FOLDED}
+    for char in missing:
+        _FOLDED[ord(char)] = casefold_without_accents(char)
+    return text.translate(_FOLDED)
 
 
 def tokens(text: str) -> list[str]:
@@ -90,6 +101,12 @@ def trigrams(text: str) -> set[str]:
     return {text[i : i + 3] for i in range(len(text) - 2)}
 
 
+@lru_cache(maxsize=4096)
+def _term_trigrams(term: str) -> frozenset[str]:
+    """Return a term's trigrams (terms recur across chunks and sentences)."""
+    return frozenset(trigrams(term))
+
+
 class TermMatcher:
     """Match question terms against one chunk, tolerating OCR noise and missing spaces."""
 
@@ -108,7 +125,7 @@ class TermMatcher:
         if len(term) >= 7:
             if self._trigrams is None:
                 self._trigrams = trigrams(self._squashed)
-            grams = trigrams(term)
+            grams = _term_trigrams(term)
             hits = sum(1 for gram in grams if gram in self._trigrams)
             return hits >= 0.85 * len(grams)
         return False
@@ -159,6 +176,22 @@ def extract_entities(text: str) -> list[str]:
         else:
             index += 1
     return list(found)
+
+
+def surnames(entities: Iterable[str]) -> list[str]:
+    """Return entity names without honorifics ("M. Lejeune" -> "Lejeune"), distinct."""
+    out = []
+    for entity in entities:
+        bare = re.sub(r"^(MM?|Mme|Mgr)\.\s*", "", entity).strip()
+        if len(bare) >= 3:
+            out.append(bare)
+    return list(dict.fromkeys(out))
+
+
+def name_keys(entities: Iterable[str]) -> list[str]:
+    """Return the folded word a name is found by: its last ("Camille Pelletan" -> "pelletan")."""
+    keys = [fold(name).split()[-1] for name in surnames(entities)]
+    return list(dict.fromkeys(key for key in keys if len(key) >= 3))
 
 
 def is_full_date(value: str | None) -> bool:

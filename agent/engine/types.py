@@ -74,11 +74,16 @@ class Memory:
 
 @dataclass(frozen=True)
 class EvidenceSpan:
-    """Locate the evidence inside a chunk's text: character offsets and the quoted text."""
+    """Locate a verdict's evidence: character offsets into the document's text, and that text.
+
+    `method` says how it was found: "exact" or "fuzzy" (the policy's quote, located in the
+    chunk) or "sentences" (the chunk's sentences that carry most of the question's terms).
+    """
 
     start: int
     end: int
     text: str = ""
+    method: str = ""
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,7 @@ class VerdictSignals:
     Anything that ranks or re-evaluates reads these fields, never the rationale text, so
     rewording a rationale cannot change a decision. `found_by` is "warm_start" or the channel
     of the search that brought the chunk; `batch_rank` is its position in that batch (from 1).
-    `span` locates the evidence in the chunk when the policy knows it.
+    The evidence passage travels beside the signals, on the verdict itself.
     """
 
     query_terms: int
@@ -97,7 +102,6 @@ class VerdictSignals:
     batch_rank: int
     score: float = 0.0
     channel_ranks: Mapping[str, int] = field(default_factory=dict)
-    span: EvidenceSpan | None = None
 
     @property
     def share(self) -> float:
@@ -125,6 +129,7 @@ class AcceptedChunk:
     title: str = ""
     date: str | None = None
     signals: VerdictSignals | None = None
+    evidence: EvidenceSpan | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,7 @@ class HeldChunk:
     auto_held: bool
     order: int  # arrival order inside the sub-question, for stable tie-breaking
     signals: VerdictSignals | None = None
+    evidence: EvidenceSpan | None = None
 
 
 @dataclass

@@ -1,8 +1,48 @@
 """Template helpers for investigation pages."""
 
+import datetime as dt
+
 from django import template
+from django.utils import dateformat
+
+from common.french_dates import format_french_date
 
 register = template.Library()
+
+
+def format_date(date: dt.date | None, precision: str = "day", language: str = "fr") -> str:
+    """Format a date the way the corpus language prints it ("12 mars 1887", "12 March 1887")."""
+    if date is None:
+        return ""
+    if language == "fr":
+        return format_french_date(date, precision or "day")
+    pattern = {"year": "Y", "month": "F Y"}.get(precision, "j F Y")
+    return dateformat.format(date, pattern)
+
+
+@register.filter
+def document_date(document) -> str:
+    """Show a document's date in its corpus language, at the precision it is known."""
+    if document is None or document.date is None:
+        return ""
+    return format_date(document.date, document.date_precision,
+                       getattr(document.sub_corpus, "language", "fr"))
+
+
+@register.filter
+def iso_date(value: str | None, language: str = "fr") -> str:
+    """Show an ISO date string ("1887-03-12", "1887-03", "1887") in the corpus language."""
+    if not value:
+        return ""
+    parts = str(value).split("-")
+    try:
+        numbers = [int(part) for part in parts]
+        date = dt.date(numbers[0], numbers[1] if len(numbers) > 1 else 1,
+                       numbers[2] if len(numbers) > 2 else 1)
+    except (ValueError, IndexError):
+        return str(value)
+    precision = {1: "year", 2: "month"}.get(len(numbers), "day")
+    return format_date(date, precision, language or "fr")
 
 
 @register.filter
@@ -22,7 +62,8 @@ FINISH_REASONS = {
     "cancelled": "Cancelled",
 }
 HOLD_REASONS = {
-    "widened_window": "dated just outside the asked window: only the silent widening found it",
+    "widened_window": "dated just outside the dates its search asked for: found only when the "
+                      "window was widened",
     "missing_verdict": "the review gave it no verdict",
     "unreviewed": "still unreviewed when the sub-question ended",
     "agent": "held by the agent",
@@ -46,3 +87,9 @@ def hold_reason(reason: str | None) -> str:
 def step_action(action: str) -> str:
     """Say in words what an agent step does."""
     return STEP_ACTIONS.get(action, action)
+
+
+@register.filter
+def get_item(mapping, key):
+    """Look a key up in a dict."""
+    return mapping.get(key) if mapping else None

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
 from pathlib import Path
 
 from archive.importers.records import (
@@ -14,10 +12,9 @@ from archive.importers.records import (
     require_str,
     sub_corpus_info,
 )
+from archive.titles import debate_title, item_headings, raw_title, section_parts
 from common.french_dates import format_french_date
 from common.jsonl import json_file_objects
-
-_DEBATE_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d+)_(\d+)$")
 
 
 def _heading(text: str, limit: int = 120) -> str:
@@ -54,13 +51,13 @@ def shared_record(row: dict, line: int) -> DocumentRecord:
         line=line, sub_corpus=info, external_id=raw_id.strip(), text=text,
         publication=source or info.name, date=date, date_precision=precision,
     )
-    debate = _DEBATE_ID.match(raw_id)
+    debate = section_parts(record.external_id)
     when = format_french_date(date, precision)
     if info.genre == "debates" and debate:
-        sitting, section = int(debate.group(2)), int(debate.group(3))
+        _, sitting, section = debate
         record.page = f"séance {sitting}, section {section}"
-        record.metadata = {"sitting": sitting, "section": section}
-        record.title = f"Séance du {when}: {_heading(text)}"
+        record.metadata = {"sitting": sitting, "section": section, "raw_title": raw_title(text)}
+        record.title = debate_title(when=when, text=text, section=section)
     else:
         record.title = ", ".join(p for p in (record.publication, when) if p)
     return record
@@ -115,17 +112,39 @@ def historiqa_record(row: dict, line: int) -> DocumentRecord:
     )
 
 
-def read_jsonl(path: Path, fmt: str) -> Iterator[DocumentRecord | RecordError]:
-    """Yield a record or an error for every non-blank line of ``path``."""
+def read_jsonl(path: Path, fmt: str) -> list[DocumentRecord | RecordError]:
+    """Return a record or an error for every non-blank line of ``path``."""
     mapper = shared_record if fmt == "shared" else historiqa_record
+    items: list[DocumentRecord | RecordError] = []
     for line, row, problem in json_file_objects(path):
         if row is None:
-            yield RecordError(line, problem)
+            items.append(RecordError(line, problem))
             continue
         try:
-            yield mapper(row, line)
+            items.append(mapper(row, line))
         except RecordError as exc:
-            yield exc
+            items.append(exc)
+    _title_sections_by_item(items)
+    return items
+
+
+def _title_sections_by_item(items: list[DocumentRecord | RecordError]) -> None:
+    """Give debate sections without a heading of their own the heading of their item."""
+    debates = [r for r in items if isinstance(r, DocumentRecord)
+               and r.sub_corpus.genre == "debates" and "section" in r.metadata]
+    for slug in {r.sub_corpus.slug for r in debates}:
+        _title_by_item([r for r in debates if r.sub_corpus.slug == slug])
+
+
+def _title_by_item(debates: list[DocumentRecord]) -> None:
+    headings = item_headings((r.external_id, r.text) for r in debates)
+    for record in debates:
+        parts = section_parts(record.external_id)
+        if parts and parts[2] != 0 and parts[0] in headings:
+            record.title = debate_title(
+                when=format_french_date(record.date, record.date_precision), text=record.text,
+                section=parts[2], item_heading=headings[parts[0]],
+            )
 
 
 def detect_jsonl_format(path: Path) -> str:

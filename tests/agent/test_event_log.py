@@ -79,9 +79,9 @@ def test_each_model_reply_is_stored_once_in_the_llm_call_rows(logged_run):
     assert all(r.response for r in rows)
 
 
-def test_the_live_page_writes_sentences_not_raw_data(client, users, logged_run):
+def test_the_event_log_writes_sentences_not_raw_data(client, users, logged_run):
     client.force_login(users["alice"])
-    page = client.get(f"/investigations/{logged_run.pk}/").content.decode()
+    page = client.get(f"/investigations/{logged_run.pk}/log/").content.decode()
     for kind in CATALOGUE:
         assert f'data-kind="{kind}"' in page
     steps = page[page.index('id="steps"'):]
@@ -129,7 +129,8 @@ def test_steps_stored_before_the_typed_catalogue_are_migrated_and_readable(clien
     assert isinstance(events[5], SubQuestionFinished) and events[5].reason == "budget"
     assert events[6].kind == "finish" and events[6].status == "finished"
     client.force_login(users["alice"])
-    page = client.get(f"/investigations/{investigation.pk}/").content.decode()
+    assert client.get(f"/investigations/{investigation.pk}/").status_code == 200
+    page = client.get(f"/investigations/{investigation.pk}/log/").content.decode()
     assert page.count('class="step ') == len(old_rows)
 
     migration.backwards(django_apps, None)

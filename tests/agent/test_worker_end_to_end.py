@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from django.conf import settings
 
 from agent import services
 from agent.models import Investigation, LLMCall
@@ -67,6 +68,8 @@ def test_a_run_whose_worker_is_killed_resumes_without_repeating_paid_calls(
     from agent.tasks import run_investigation
     from tests.conftest import start_worker, stop_worker
 
+    # The web side and the worker share their configuration in every deployment.
+    settings.TRACE_LLM_BASE_URL = stub_llm.url
     queue = f"kill-test-{time.time_ns()}"
     stub_llm.state.faults = [("sleep", 0.7)] * 40  # every model call takes a while
     investigation = Investigation.objects.create(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -93,7 +94,7 @@ def test_a_corrupted_file_is_refused_by_default_with_line_numbers_and_no_rows(wr
     with pytest.raises(IngestRefused) as refused:
         ingest_file(path=path)
     message = str(refused.value)
-    assert "line 2: bad JSON" in message
+    assert "line 2: bad JSON (Expecting value, column 49)" in message
     assert "line 3: unparsable date '1887-13-45'" in message
     assert "line 4: missing field 'raw_id'" in message
     assert "line 5: field 'text' must be a string" in message
@@ -104,7 +105,7 @@ def test_a_corrupted_file_is_refused_by_default_with_line_numbers_and_no_rows(wr
 
 def test_the_command_exits_non_zero_with_the_errors_when_refused(write_jsonl):
     path = write_jsonl(CORRUPTED)
-    with pytest.raises(CommandError, match=r"4 bad record\(s\); import refused"):
+    with pytest.raises(CommandError, match=r"4 of 6 bad record\(s\); import refused"):
         call_command("ingest", str(path), verbosity=0)
     assert not Document.objects.exists()
 
@@ -131,9 +132,9 @@ def test_debate_sections_get_section_titles_and_the_debates_genre(write_jsonl):
     doc = Document.objects.get()
     assert doc.sub_corpus.genre == "debates"
     assert doc.sub_corpus.name == "Chambre des députés, débats (Journal officiel)"
-    assert doc.title == "Séance du 11 janvier 1887: PRÉSIDENCE DE M. FLOQUET"
+    assert doc.title == "Séance du 11 janvier 1887 — Présidence de M. Floquet"
     assert doc.page == "séance 3, section 2"
-    assert doc.metadata == {"sitting": 3, "section": 2}
+    assert doc.metadata == {"sitting": 3, "section": 2, "raw_title": "PRÉSIDENCE DE M. FLOQUET"}
 
 
 def test_the_official_historiqa_layout_with_segments_and_partial_dates(write_jsonl):
@@ -210,3 +211,49 @@ def test_historiqa_gives_295_documents_in_3_sub_corpora_and_keeps_the_press_rows
     assert press_rows <= rows()
     assert SubCorpus.objects.get(slug="debats_1887").genre == "debates"
     assert ingest_file(path=full).changed == 0
+
+
+def test_debate_sections_without_a_heading_take_their_item_heading_and_speaker(write_jsonl):
+    source = "Chambre des députés, débats parlementaires (Journal officiel)"
+    heading = "SUITE DE LA DISCUSSION DU BUDGET M. le président. L'ordre du jour appelle la suite."
+    ingest_file(path=write_jsonl([
+        shared_line("1887-01-18_006_000", heading, collection="debats_1887", source=source,
+                    date="1887-01-18"),
+        shared_line("1887-01-18_006_015", "M. Bourneville. Messieurs, l'amendement que nous",
+                    collection="debats_1887", source=source, date="1887-01-18"),
+        shared_line("1887-01-25_006_003", "M. le rapporteur nous dit quecettei~mentation, à",
+                    collection="debats_1887", source=source, date="1887-01-25"),
+        shared_line("1887-03-22_1_020_004", "M. Mérillon. Eh bien(tirez-en la conséquence",
+                    collection="debats_1887", source=source, date="1887-03-22"),
+    ]))
+    titles = dict(Document.objects.values_list("external_id", "title"))
+    assert titles == {
+        "1887-01-18_006_000": "Séance du 18 janvier 1887 — Suite de la discussion du budget",
+        "1887-01-18_006_015": "Séance du 18 janvier 1887 — Suite de la discussion du budget "
+                              "(section 15, M. Bourneville)",
+        "1887-01-25_006_003": "Séance du 25 janvier 1887, section 3",
+        "1887-03-22_1_020_004": "Séance du 22 mars 1887, section 4 — M. Mérillon",
+    }
+    raw = Document.objects.get(external_id="1887-01-25_006_003").metadata["raw_title"]
+    assert raw == "M. le rapporteur nous dit quecettei~mentation, à"
+
+
+def test_retitle_gives_stored_sections_the_titles_of_a_fresh_import():
+    path = require(FULL_CORPUS)
+    ingest_file(path=path, embed=False)
+    fresh = dict(Document.objects.values_list("pk", "title"))
+    debates = Document.objects.filter(sub_corpus__slug="debats_1887")
+    # As an earlier import stored them: OCR noise as title, no raw title.
+    for document in debates:
+        document.title = f"Séance: {document.text[:60]}"
+        document.metadata = {k: v for k, v in document.metadata.items() if k != "raw_title"}
+        document.content_hash = "old"
+        document.save()
+    out = io.StringIO()
+    call_command("retitle", stdout=out)
+    assert out.getvalue().strip() == f"{debates.count()} debate section(s) retitled."
+    assert dict(Document.objects.values_list("pk", "title")) == fresh
+    assert [d.external_id for d in debates.all() if "raw_title" not in d.metadata] == []
+    assert ingest_file(path=path, embed=False).changed == 0
+    readable = sum(" — " in title for title in debates.values_list("title", flat=True))
+    assert readable >= 0.75 * debates.count()

@@ -78,9 +78,13 @@ def test_document_viewer_marks_chunks_and_highlights_a_chunk(archive, user_clien
         reverse("document_detail", args=[doc.pk]), {"chunk": chunk.pk}
     ).content.decode()
     assert f'id="chunk-{chunk.pk}"' in html and "chunk-selected" in html
-    assert '<mark class="evidence" id="highlight">PRÉSIDENCE' in html
+    # The chunk is only marked; the highlight is for evidence sentences.
+    assert '<mark class="evidence"' not in html
+    evidence = user_client.get(
+        reverse("document_detail", args=[doc.pk]), {"evidence": "0-10"}
+    ).content.decode()
+    assert '<mark class="evidence" id="highlight">PRÉSIDENCE' in evidence
     assert "séance 3, section 0" in html
-    assert "scrollIntoView" in html
 
 
 def test_document_by_key_finds_collection_and_external_id(archive):
@@ -88,3 +92,12 @@ def test_document_by_key_finds_collection_and_external_id(archive):
     assert doc is not None and doc.sub_corpus.genre == "debates"
     assert document_by_key("debats_1887:missing") is None
     assert document_by_key("no-colon") is None
+
+
+def test_a_sub_corpus_stored_under_a_name_that_is_not_a_slug_stays_browsable(user_client):
+    from archive.models import SubCorpus
+
+    SubCorpus.objects.create(slug="Le Temps 1887", name="Le Temps", genre="press")
+    assert user_client.get(reverse("archive_home")).status_code == 200
+    page = user_client.get(reverse("sub_corpus_detail", args=["Le Temps 1887"]))
+    assert page.status_code == 200 and "Le Temps" in page.content.decode()

@@ -31,3 +31,67 @@ def browser_type_launch_args(browser_type_launch_args):
 def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": {"width": 1280, "height": 900},
             "accept_downloads": True}
+
+
+HISTORIAN = "historian"
+PASSWORD = "Archives-1887"
+FILLER = ("Le secrétaire donne lecture du procès-verbal de la séance numéro {i}, qui est adopté "
+          "sans observation. ")
+
+
+@pytest.fixture
+def historian(db):
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.create_user(username=HISTORIAN, password=PASSWORD)
+
+
+@pytest.fixture
+def long_archive(db):
+    """The tiny archive's four documents, each inside forty routine sentences on either side.
+
+    One chunk covers each whole document, as most of the demo archive's do, so the viewer has
+    a long text in which only the evidence sentences may be highlighted.
+    """
+    import datetime as dt
+    import hashlib
+    import time
+
+    from archive.models import Chunk, CorpusRevision, Document, SubCorpus
+    from tests.conftest import TEXTS
+
+    for slug, name, genre, external_id, day, text in TEXTS:
+        sub_corpus, _ = SubCorpus.objects.get_or_create(
+            slug=slug, defaults={"name": name, "genre": genre, "language": "fr"})
+        before = "".join(FILLER.format(i=i) for i in range(40))
+        after = "".join(FILLER.format(i=i) for i in range(40, 80))
+        full = before + text + " " + after
+        document = Document.objects.create(
+            sub_corpus=sub_corpus, external_id=external_id, title=f"{name}, {day}",
+            publication=name, date=dt.date.fromisoformat(day), date_precision="day", text=full,
+            content_hash=hashlib.sha256(full.encode()).hexdigest())
+        Chunk.objects.create(document=document, ordinal=0, text=full, char_start=0,
+                             char_end=len(full), token_count=len(full.split()))
+    CorpusRevision.objects.update_or_create(pk=1, defaults={"revision": time.time_ns()})
+
+
+def log_in(page, base: str, username: str = HISTORIAN, password: str = PASSWORD) -> None:
+    """Log in through the login form and land on the investigation list."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{base}/accounts/login/?next=/investigations/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.click("form:has(input[name=username]) button[type=submit]")
+    expect(page.get_by_role("heading", name="Investigations")).to_be_visible()
+
+
+def ask(page, base: str, question: str) -> int:
+    """Ask a question on the ask page and return the new investigation's id."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{base}/investigations/new/")
+    page.fill("textarea[name=question]", question)
+    page.click("button:has-text('Investigate')")
+    expect(page.locator("h1.question")).to_have_text(question)
+    return int(page.url.rstrip("/").rsplit("/", 1)[1])

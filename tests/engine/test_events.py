@@ -82,8 +82,18 @@ def test_offline_verdicts_carry_their_figures_as_signals(retriever):
     assert verdicts and all(v.signals is not None for v in verdicts)
     first = verdicts[0].signals
     assert first.found_by == "warm_start" and first.batch_rank == 1
-    assert f"q-terms {len(first.matched_terms)}/{first.query_terms}" in verdicts[0].rationale
-    assert first.span is None
+    assert first.matched_terms and first.query_terms >= len(first.matched_terms)
+    for verdict in verdicts:
+        assert verdict.evidence is not None and verdict.evidence.text
+        assert not any(char.isdigit() for char in verdict.rationale)
+
+
+def test_a_verdict_with_its_evidence_survives_a_json_round_trip(retriever):
+    sink = ListSink()
+    run_investigation(Q, policy=OfflinePolicy(), retriever=retriever, sink=sink)
+    verdict = next(e for e in sink.events if isinstance(e, VerdictGiven) and e.evidence)
+    again = event_from_json(verdict.to_json())
+    assert again == verdict and again.evidence == verdict.evidence
 
 
 def test_reading_ignores_unknown_keys_and_fills_later_fields_with_defaults():
@@ -94,6 +104,6 @@ def test_reading_ignores_unknown_keys_and_fills_later_fields_with_defaults():
     verdict = event_from_json({"kind": "verdict", "seq": 4, "subquestion": 0, "chunk_id": 1,
                                "document_key": "gaulois:1", "sub_corpus": "gaulois",
                                "verdict": "accept", "rationale": "why"})
-    assert verdict.signals is None and verdict.reason is None
+    assert verdict.signals is None and verdict.reason is None and verdict.evidence is None
     with pytest.raises(ValueError, match="unknown event kind"):
         event_from_json({"kind": "dance"})

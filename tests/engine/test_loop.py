@@ -212,6 +212,19 @@ def test_long_rationales_are_truncated_to_120_characters_not_rejected(retriever,
     assert all(len(a.rationale) == 120 for a in result.accepted[0])
 
 
+def test_a_long_rationale_is_cut_between_words_and_marked(retriever, sink):
+    words = "Rapporte le discours de M. Lejeune sur le droit des céréales " * 4
+
+    def long(prompt):
+        return review(*[(c, "accept", words) for c in pending_ids(prompt.user)])
+
+    run(Q, [ONE, long, finish(), briefing(), rank_all], retriever, sink)
+    for verdict in sink.of("verdict"):
+        assert len(verdict.rationale) <= 120 and verdict.rationale.endswith("…")
+        assert words.startswith(verdict.rationale[:-1])
+        assert verdict.rationale[:-1].split()[-1] in words.split()
+
+
 def test_unreviewed_pending_chunks_are_held_when_the_loop_ends(retriever, sink):
     config = EngineConfig(max_raw_steps=1)
     result, _ = run(Q, [ONE, search("bm25", "pain"), held(), briefing()], retriever, sink,

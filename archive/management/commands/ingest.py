@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from archive.embeddings import PROVIDERS
 from archive.importers import FORMATS
-from archive.services import ON_ERROR, IngestRefused, ingest_file
+from archive.services import ON_ERROR, IngestFailed, IngestRefused, ingest_file
 
 
 class Command(BaseCommand):
@@ -21,8 +21,9 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=FORMATS, default="auto")
         parser.add_argument("--metadata", help="CSV of per-file metadata for a .txt folder")
         parser.add_argument("--on-error", choices=ON_ERROR, default="refuse",
-                            help="refuse (default): import nothing if any record is bad; "
-                                 "skip: import the valid records and list the bad ones")
+                            help="refuse (default): import nothing if any record is bad, and "
+                                 "write in one transaction; skip: import the valid records "
+                                 "and list the bad ones")
         parser.add_argument("--no-embed", action="store_true", help="store chunks without vectors")
         parser.add_argument("--provider", choices=PROVIDERS,
                             help="embedding provider (default: TRACE_EMBEDDING_PROVIDER)")
@@ -36,7 +37,7 @@ class Command(BaseCommand):
                 provider=options["provider"], batch_size=options["batch_size"],
                 progress=options["verbosity"] > 0,
             )
-        except IngestRefused as exc:
+        except (IngestRefused, IngestFailed) as exc:
             raise CommandError(str(exc)) from exc
         except (FileNotFoundError, ValueError) as exc:
             raise CommandError(str(exc)) from exc

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
@@ -15,10 +17,15 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from agent.durability import sweep_every
 from trace_site import embedded
 from trace_site.env import env_int, env_str
 
 DEMO_CORPUS = Path(settings.BASE_DIR) / "demo" / "historiqa" / "corpus.jsonl"
+# A child that exits within QUICK_EXIT_SECONDS of its start more than three times in a row is
+# restarted after a pause that doubles each time, up to MAX_RESTART_PAUSE seconds.
+QUICK_EXIT_SECONDS = 10
+MAX_RESTART_PAUSE = 30
 
 
 class Command(BaseCommand):
@@ -51,12 +58,16 @@ class Command(BaseCommand):
             self._ensure_first_user()
             if not options["no_demo"]:
                 self._load_demo_corpus()
-            children["worker"] = self._start_worker(options["concurrency"])
-            children["web server"] = self._start_web(options["host"], options["port"])
+            starters: dict[str, Callable[[], subprocess.Popen]] = {
+                "worker": lambda: self._start_worker(options["concurrency"]),
+                "web server": lambda: self._start_web(options["host"], options["port"]),
+            }
+            for name, start in starters.items():
+                children[name] = start()
             url = f"http://{options['host']}:{options['port']}/"
             self.stdout.write(self.style.SUCCESS(f"TRACE is running at {url}  (Ctrl-C stops it)"))
             self.stdout.write(f"Health: {url}healthz")
-            self._wait(children)
+            self._supervise(children, starters, data_dir)
         except KeyboardInterrupt:
             pass
         finally:
@@ -103,13 +114,53 @@ class Command(BaseCommand):
             start_new_session=True,
         )
 
-    def _wait(self, children: dict[str, subprocess.Popen]) -> None:
+    def _supervise(self, children: dict[str, subprocess.Popen],
+                   starters: dict[str, Callable[[], subprocess.Popen]], data_dir: Path) -> None:
+        """Restart a child that exits and an embedded server that stops, forever.
+
+        A child that keeps dying right after its start (a broken configuration) is restarted
+        with a growing pause, so the log stays readable and the machine is not kept busy.
+        """
+        started = {name: time.monotonic() for name in children}
+        quick_exits = dict.fromkeys(children, 0)
+        restart_at: dict[str, float] = {}
+        next_sweep = time.monotonic()
         while True:
-            for name, child in children.items():
-                if child.poll() is not None:
-                    self.stderr.write(f"The {name} exited ({child.returncode}).")
-                    return
             time.sleep(0.5)
+            self._keep_embedded_services_up(data_dir)
+            now = time.monotonic()
+            if now >= next_sweep:
+                # The workers sweep too, but while every worker is down (or restarting) only
+                # the supervisor can notice the runs they left behind.
+                _sweep()
+                next_sweep = time.monotonic() + sweep_every()
+            for name, child in children.items():
+                if name in restart_at:
+                    if now >= restart_at[name]:
+                        del restart_at[name]
+                        children[name] = starters[name]()
+                        started[name] = time.monotonic()
+                    continue
+                if child.poll() is None:
+                    continue
+                lived = now - started[name]
+                quick_exits[name] = quick_exits[name] + 1 if lived < QUICK_EXIT_SECONDS else 0
+                pause = min(MAX_RESTART_PAUSE, 2 ** max(0, quick_exits[name] - 3) - 1)
+                self.stderr.write(f"The {name} exited ({child.returncode}); restarting it"
+                                  + (f" in {pause} s." if pause else "."))
+                _kill_group(child)  # pool processes orphaned by a killed worker go too
+                restart_at[name] = now + pause
+
+    def _keep_embedded_services_up(self, data_dir: Path) -> None:
+        try:
+            if settings.TRACE_EMBEDDED_REDIS and embedded.redis_pid(data_dir) is None:
+                self.stderr.write("Embedded Redis stopped; starting it again.")
+                embedded.ensure_redis(data_dir)
+            if settings.TRACE_EMBEDDED_POSTGRES and embedded.postgres_pid(data_dir) is None:
+                self.stderr.write("Embedded PostgreSQL stopped; starting it again.")
+                embedded.ensure_postgres(data_dir)
+        except Exception as exc:  # try again on the next round
+            self.stderr.write(f"Could not restart an embedded service: {exc}")
 
     def _stop(self, children: dict[str, subprocess.Popen]) -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -126,6 +177,27 @@ class Command(BaseCommand):
                 child.wait()
         if children:
             self.stdout.write("Stopped the web server and the worker.")
+
+
+def _sweep() -> None:
+    from django.db import connection
+
+    from agent.services import investigations_sweep
+
+    try:
+        result = investigations_sweep()
+        if result.interrupted or result.resumed or result.requeued:
+            sys.stderr.write(f"Sweep: {result.interrupted} interrupted, {result.resumed} resumed, "
+                             f"{result.requeued} queued again.\n")
+    except Exception as exc:  # the database or Redis may be restarting: next time
+        sys.stderr.write(f"Sweep failed: {exc}\n")
+    finally:
+        connection.close()
+
+
+def _kill_group(child: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGKILL)
 
 
 def _interrupt(signum, frame) -> None:

@@ -1,0 +1,86 @@
+"""Keep runs honest about being alive: heartbeats during long steps and writes that reconnect."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, close_old_connections, connection
+from django.utils import timezone
+
+logger = logging.getLogger(__name__)
+
+# Errors that mean "the database connection went away", not "this write is wrong".
+CONNECTION_ERRORS = (OperationalError, InterfaceError)
+
+
+def stale_after() -> timedelta:
+    """Return how old a heartbeat may be before its run counts as abandoned."""
+    return timedelta(seconds=settings.TRACE_SWEEP_SECONDS / 2)
+
+
+def sweep_every() -> float:
+    """Return the pause between two sweeps of one worker."""
+    return settings.TRACE_SWEEP_SECONDS / 2
+
+
+def with_reconnect[T](write: Callable[[], T], *, pause: float = 1.0, attempts: int = 2) -> T:
+    """Run a database write; while the connection is lost, reconnect and try again."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return write()
+        except CONNECTION_ERRORS as exc:
+            if attempt == attempts or not connection.get_autocommit() or connection.in_atomic_block:
+                raise  # inside a transaction the caller must roll back first
+            logger.warning("database connection lost (%s); reconnecting (%d/%d)",
+                           exc, attempt, attempts)
+            connection.close()
+            close_old_connections()
+            time.sleep(pause)
+    raise AssertionError("unreachable")
+
+
+class Heartbeat:
+    """Refresh a running investigation's heartbeat from a thread while the run works.
+
+    Long model calls and slow retrievals emit no event for a while; the thread keeps proving
+    that the process is alive. It only touches the row while this attempt owns it.
+    """
+
+    def __init__(self, investigation_id: int, attempt: int, every: float | None = None):
+        self.investigation_id = investigation_id
+        self.attempt = attempt
+        self.every = settings.TRACE_HEARTBEAT_SECONDS if every is None else every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"heartbeat-{investigation_id}", daemon=True
+        )
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self.every + 5)
+
+    def _run(self) -> None:
+        from agent.models import Investigation
+
+        try:
+            while not self._stop.wait(self.every):
+                try:
+                    Investigation.objects.filter(
+                        pk=self.investigation_id, attempts=self.attempt,
+                        status=Investigation.Status.RUNNING,
+                    ).update(heartbeat_at=timezone.now())
+                except CONNECTION_ERRORS as exc:
+                    logger.warning("heartbeat of investigation %s not saved: %s",
+                                   self.investigation_id, exc)
+                    connection.close()  # the next beat reconnects
+        finally:
+            connection.close()  # this thread's own connection

@@ -1,0 +1,217 @@
+"""Reads for the reviewed list: the historian's order in force, who decided, the evidence quoted."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+
+from django.utils import timezone
+
+from agent.models import DocumentNote, Investigation, SourceOrder, Verdict
+from agent.selectors import Source, review_sources
+
+QUOTE_CHARS = 400
+QUOTE_SENTENCES = 3
+_SENTENCE_END = re.compile(r"[.!?…]+[\"'»)\]]*(?=\s)")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The quoted passage: character offsets into the document, and where it came from."""
+
+    text: str
+    start: int | None
+    end: int | None
+    origin: str  # "verdict": the span the verdict cites; "chunk": the chunk's opening sentences
+
+    @property
+    def span(self) -> str:
+        return f"{self.start}-{self.end}" if self.start is not None else ""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Who decided a source's state, when, and the rationale that decided it."""
+
+    by: str  # "agent" or "historian"
+    user: str = ""
+    at: datetime | None = None
+    reason: str = ""  # the historian's override reason, if any
+    rationale: str = ""  # the decisive rationale
+    rationale_by: str = "agent"  # "agent" or "historian"
+    agent_rationale: str = ""
+
+    @property
+    def label(self) -> str:
+        """Say who decided in one line, the time with its zone."""
+        if self.by == "agent":
+            return "the agent"
+        return f"{self.user} (historian), {local_time(self.at)}" if self.at else self.user
+
+
+@dataclass
+class ReviewedSource(Source):
+    """A source as reviewed: its place in the historian's order, its decision and evidence."""
+
+    decision: Decision = field(default_factory=lambda: Decision(by="agent"))
+    evidence: Evidence | None = None
+
+
+@dataclass(frozen=True)
+class OrderInForce:
+    """The accepted keys in the order in force, and whose order it is."""
+
+    keys: list[str]
+    user: str = ""
+    at: datetime | None = None
+
+    @property
+    def by_historian(self) -> bool:
+        return self.at is not None
+
+
+def local_time(moment: datetime | None) -> str:
+    """Format a time in the site's zone with the zone's name and UTC offset."""
+    if moment is None:
+        return ""
+    local = timezone.localtime(moment)
+    return local.strftime("%Y-%m-%d %H:%M %Z (UTC%:z)")
+
+
+def iso_time(moment: datetime | None) -> str:
+    """Format a time as ISO 8601 in the site's zone, offset included."""
+    return timezone.localtime(moment).isoformat(timespec="seconds") if moment else ""
+
+
+def latest_source_order(investigation: Investigation) -> SourceOrder | None:
+    """Return the historian's newest order of the accepted sources, if they set one."""
+    return (investigation.source_orders.select_related("user")
+            .order_by("-created_at", "-id").first())
+
+
+def reviewed_sources(investigation: Investigation) -> list[ReviewedSource]:
+    """Return every source with decision and evidence, accepted ones in the order in force."""
+    sources = review_sources(investigation)
+    decisions = _decisions(investigation, sources)
+    evidence = _evidence(investigation, sources)
+    rows = [ReviewedSource(**{f.name: getattr(s, f.name) for f in fields(Source)},
+                           decision=decisions[s.document_key],
+                           evidence=evidence.get(s.document_key))
+            for s in sources]
+    accepted = [row for row in rows if row.state == "accepted"]
+    others = [row for row in rows if row.state != "accepted"]
+    saved = latest_source_order(investigation)
+    if saved is not None:
+        position = {key: i for i, key in enumerate(saved.document_keys)}
+        # Sources accepted after the order was saved follow it, in the agent's order.
+        accepted.sort(key=lambda row: position.get(row.document_key, len(position)))
+    for rank, row in enumerate(accepted, start=1):
+        row.rank = rank
+    return accepted + others
+
+
+def order_in_force(investigation: Investigation,
+                   rows: list[ReviewedSource] | None = None) -> OrderInForce:
+    """Return the accepted keys in the order exports follow, and who set it."""
+    if rows is None:
+        rows = reviewed_sources(investigation)
+    keys = [row.document_key for row in rows if row.state == "accepted"]
+    saved = latest_source_order(investigation)
+    if saved is None:
+        return OrderInForce(keys)
+    return OrderInForce(keys, user=_name(saved.user), at=saved.created_at)
+
+
+def moved(keys: list[str], key: str, direction: str) -> list[str]:
+    """Return the keys with one moved a place up or down (unchanged at either end)."""
+    if key not in keys or direction not in ("up", "down"):
+        raise ValueError(f"Cannot move {key!r} {direction!r}.")
+    keys = list(keys)
+    index = keys.index(key)
+    target = index - 1 if direction == "up" else index + 1
+    if 0 <= target < len(keys):
+        keys[index], keys[target] = keys[target], keys[index]
+    return keys
+
+
+def _name(user) -> str:
+    if user is None:
+        return "a former user"
+    return user.get_full_name() or user.get_username()
+
+
+def _decisions(investigation: Investigation, sources: list[Source]) -> dict[str, Decision]:
+    overrides: dict[str, Verdict] = {}
+    for verdict in investigation.verdicts.filter(source=Verdict.Source.HUMAN).select_related(
+            "user").order_by("id"):
+        overrides[verdict.document_key] = verdict
+    decisions = {}
+    for source in sources:
+        agent_rationale = " | ".join(source.rationales)
+        notes = _notes_newest_first(source.notes)
+        override = overrides.get(source.document_key)
+        reason = (override.note or override.rationale).strip() if override is not None else ""
+        historian_text = reason or (notes[0].text if notes else "")
+        decisions[source.document_key] = Decision(
+            by="agent" if override is None else "historian",
+            user="" if override is None else _name(override.user),
+            at=None if override is None else override.created_at,
+            reason=reason,
+            rationale=historian_text or agent_rationale,
+            rationale_by="historian" if historian_text else "agent",
+            agent_rationale=agent_rationale,
+        )
+    return decisions
+
+
+def _notes_newest_first(notes: list[DocumentNote]) -> list[DocumentNote]:
+    return sorted(notes, key=lambda note: (note.created_at, note.pk), reverse=True)
+
+
+def _evidence(investigation: Investigation, sources: list[Source]) -> dict[str, Evidence]:
+    from archive.models import Chunk
+
+    cited: dict[tuple[str, int | None], Verdict] = {}
+    by_document: dict[str, Verdict] = {}
+    agent_verdicts = (investigation.verdicts.exclude(source=Verdict.Source.HUMAN)
+                      .exclude(evidence_text="").order_by("id"))
+    for verdict in agent_verdicts.only("document_key", "chunk_id", "decision", "evidence_text",
+                                       "evidence_start", "evidence_end"):
+        cited[(verdict.document_key, verdict.chunk_id)] = verdict
+        if verdict.decision == Verdict.Decision.ACCEPT or verdict.document_key not in by_document:
+            by_document[verdict.document_key] = verdict
+    chunks = Chunk.objects.in_bulk([s.best_chunk for s in sources if s.best_chunk])
+    found = {}
+    for source in sources:
+        quoted = cited.get((source.document_key, source.best_chunk))
+        quoted = quoted or by_document.get(source.document_key)
+        if quoted is not None:
+            found[source.document_key] = Evidence(
+                text=" ".join(quoted.evidence_text.split()), start=quoted.evidence_start,
+                end=quoted.evidence_end, origin="verdict")
+        elif (chunk := chunks.get(source.best_chunk)) is not None:
+            found[source.document_key] = opening_sentences(chunk.text, offset=chunk.char_start)
+    return found
+
+
+def opening_sentences(text: str, *, offset: int = 0, limit: int = QUOTE_CHARS) -> Evidence:
+    """Quote a passage's first sentences (at most `limit` characters), cut at a word boundary."""
+    start = len(text) - len(text.lstrip())
+    end = start
+    sentences = 0
+    for match in _SENTENCE_END.finditer(text, start):
+        if match.end() - start > limit or sentences == QUOTE_SENTENCES:
+            break
+        end, sentences = match.end(), sentences + 1
+    if not sentences:
+        end = len(text.rstrip())
+    cut = end - start > limit
+    if cut:
+        window = text[start:start + limit + 1]
+        boundary = max(window.rfind(" "), window.rfind("\n"), window.rfind("\t"))
+        end = start + (boundary if boundary > 0 else limit)
+        end = len(text[:end].rstrip())
+    quote = " ".join(text[start:end].split())
+    return Evidence(text=quote + ("…" if cut else ""), start=offset + start, end=offset + end,
+                    origin="chunk")

@@ -1,0 +1,54 @@
+// Small behaviours without inline scripts: copy buttons, print links, the viewer's evidence.
+(function () {
+  "use strict";
+
+  function copyText(button) {
+    var target = document.querySelector(button.getAttribute("data-copy"));
+    if (!target) { return; }
+    var status = button.closest(".share-box") && button.closest(".share-box").querySelector("[data-copy-status]");
+    var done = function () { if (status) { status.textContent = "Link copied."; } };
+    target.select();
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(target.value).then(done, function () {
+        document.execCommand("copy"); done();
+      });
+    } else {
+      document.execCommand("copy"); done();
+    }
+  }
+
+  document.addEventListener("click", function (event) {
+    var copy = event.target.closest("[data-copy]");
+    if (copy) { event.preventDefault(); copyText(copy); return; }
+    var print = event.target.closest("[data-print]");
+    if (print) { event.preventDefault(); window.print(); }
+  });
+
+  // The viewer: bring the evidence into view below the sticky citation, once.
+  document.addEventListener("DOMContentLoaded", function () {
+    var mark = document.getElementById("highlight");
+    if (mark && !window.location.hash) { mark.scrollIntoView({block: "center"}); }
+  });
+}());
+
+// The ask page: warn when a date lies outside the archive's range.
+(function () {
+  "use strict";
+  function check() {
+    var warning = document.querySelector("[data-date-warning]");
+    if (!warning) { return; }
+    var outside = [];
+    document.querySelectorAll("input[data-archive-first]").forEach(function (input) {
+      var first = input.getAttribute("data-archive-first");
+      var last = input.getAttribute("data-archive-last");
+      if (input.value && (input.value < first || input.value > last)) { outside.push(input.value); }
+    });
+    warning.hidden = outside.length === 0;
+    warning.textContent = outside.length ? "Outside the archive's dates: " + outside.join(", ") +
+      ". Nothing dated there can be found." : "";
+  }
+  document.addEventListener("input", function (event) {
+    if (event.target.matches && event.target.matches("input[data-archive-first]")) { check(); }
+  });
+  document.addEventListener("DOMContentLoaded", check);
+}());

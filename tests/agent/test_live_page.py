@@ -1,0 +1,143 @@
+"""The live page as a story, counts shared with the review, share links, filters and batches."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+import pytest
+
+from agent import selectors, services
+from agent.engine.offline import OfflinePolicy
+from agent.models import Batch, Investigation
+from archive.models import Document
+
+QUESTION = "Que disent Le Gaulois et L'Intransigeant du discours de M. Lejeune sur les céréales ?"
+
+
+@pytest.fixture
+def finished(users, tiny_archive):
+    investigation = services.investigation_create(owner=users["alice"], question=QUESTION,
+                                                  enqueue=False)
+    services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
+                                   policy=OfflinePolicy())
+    investigation.refresh_from_db()
+    return investigation
+
+
+def _count(html: str, name: str) -> int:
+    found = re.search(rf'data-count="{name}">(\d+)', html)
+    assert found, f"no {name} count on the page"
+    return int(found.group(1))
+
+
+def test_the_live_summary_and_the_review_show_the_same_counts(client, users, finished):
+    client.force_login(users["alice"])
+    live = client.get(f"/investigations/{finished.pk}/").content.decode()
+    review = client.get(f"/investigations/{finished.pk}/review/").content.decode()
+    counts = selectors.source_counts(selectors.review_sources(finished))
+    for name in ("accepted", "held", "rejected"):
+        assert _count(live, name) == getattr(counts, name)
+    assert f"Held <span class=\"muted\">({counts.held})" in review
+    assert f"Rejected <span class=\"muted\">({counts.rejected})" in review
+    assert counts.accepted == len(finished.ranked_ids)
+
+
+def test_a_held_passage_dropped_from_the_pool_is_counted_as_set_aside(users, finished):
+    from agent.engine.events import HeldChunkDropped
+    from agent.models import Step
+
+    held = finished.verdicts.filter(decision="hold").exclude(
+        document_key__in=finished.ranked_ids).first()
+    if held is None:  # make one: hold a rejected passage, as the engine would
+        held = finished.verdicts.filter(decision="reject").first()
+        held.decision = "hold"
+        held.save()
+    before = selectors.source_counts(selectors.review_sources(finished))
+    last = finished.steps.order_by("-seq").first().seq
+    event = HeldChunkDropped(chunk_id=held.chunk_id, document_key=held.document_key,
+                             auto_held=False, pool_size=10).stamped(last + 1, held.subquestion)
+    Step.from_event(finished, event).save()
+    after = selectors.source_counts(selectors.review_sources(finished))
+    assert after.held == before.held and after.set_aside == before.set_aside + 1
+
+
+def test_the_story_groups_steps_by_sub_question_with_titles_not_keys(client, users, finished):
+    client.force_login(users["alice"])
+    html = client.get(f"/investigations/{finished.pk}/").content.decode()
+    sections = re.findall(r'<section class="subq[^"]*" id="sq-(\d+)"', html)
+    assert sections == [str(i) for i in range(finished.sub_questions.count())]
+    assert 'class="search-line"' in html
+    titles = set(Document.objects.values_list("title", flat=True))
+    shown = {unescape(t) for t in re.findall(r'<a class="title"[^>]*>([^<]+)</a>', html)}
+    assert shown and shown <= titles
+    assert "{'" not in html and "<script>alert(1)</script>" not in html
+
+
+def test_the_poll_sends_new_sections_out_of_band_and_replaces_known_ones(client, users, finished):
+    client.force_login(users["alice"])
+    first_section_end = finished.steps.filter(subquestion=0).order_by("-seq").first().seq
+    body = client.get(f"/investigations/{finished.pk}/steps/?after={first_section_end - 1}"
+                      ).content.decode()
+    assert 'id="sq-0" data-subquestion="1" hx-swap-oob="true"' in body
+    if finished.sub_questions.count() > 1:
+        assert 'hx-swap-oob="beforeend:#story"' in body
+
+
+def test_sharing_again_keeps_the_link_and_a_colleague_sees_whose_it_is(client, users, finished):
+    client.force_login(users["alice"])
+    client.post(f"/investigations/{finished.pk}/share/", {"enable": "1"})
+    finished.refresh_from_db()
+    token = finished.share_token
+    client.post(f"/investigations/{finished.pk}/share/", {"enable": "1"})
+    finished.refresh_from_db()
+    assert finished.share_token == token
+    page = client.get(f"/investigations/{finished.pk}/").content.decode()
+    assert f"?token={token}" in page and "data-copy" in page
+    client.force_login(users["bob"])
+    shared = client.get(f"/investigations/{finished.pk}/?token={token}").content.decode()
+    assert "Shared by <strong>alice</strong>" in shared and "read-only" in shared
+    assert 'id="share"' not in shared
+
+
+def test_the_list_filter_ignores_accents(client, users, finished):
+    client.force_login(users["alice"])
+    shown = "du discours de M. Lejeune"
+    assert shown in client.get("/investigations/?q=cereales").content.decode()
+    assert shown in client.get("/investigations/?q=CÉRÉALES").content.decode()
+    assert shown not in client.get("/investigations/?q=betteraves").content.decode()
+
+
+def test_the_ask_page_warns_about_dates_outside_the_archive(client, users, tiny_archive):
+    client.force_login(users["alice"])
+    page = client.get("/investigations/new/").content.decode()
+    assert 'data-archive-first="1887-02-25"' in page and 'data-archive-last="1887-03-01"' in page
+    response = client.post("/investigations/new/", {"question": QUESTION,
+                                                     "date_from": "1914-08-01"})
+    assert response.status_code == 200
+    assert "the archive runs from 1887-02-25 to 1887-03-01" in response.content.decode()
+    assert not Investigation.objects.exists()
+
+
+def test_the_viewer_highlights_only_the_evidence_and_links_back(client, users, finished):
+    client.force_login(users["alice"])
+    key = finished.ranked_ids[0]
+    document = Document.objects.get(sub_corpus__slug=key.split(":")[0],
+                                    external_id=key.split(":", 1)[1])
+    response = client.get(f"/investigations/{finished.pk}/source/?doc={key}&evidence=3-12")
+    assert "evidence=3-12" in response["Location"] and f"from={finished.pk}" in response["Location"]
+    page = client.get(response["Location"]).content.decode()
+    assert f'id="highlight">{document.text[3:12]}</mark>' in page
+    assert f"/investigations/{finished.pk}/review/" in page
+    assert "<script>" not in page.split("</head>")[1]
+
+
+def test_batches_are_listed_with_per_question_scores(client, users, finished):
+    batch = Batch.objects.create(owner=users["alice"], name="Février")
+    Investigation.objects.filter(pk=finished.pk).update(batch=batch, qid="q1",
+                                                        gold_ids=finished.ranked_ids[:1])
+    client.force_login(users["alice"])
+    listing = client.get("/investigations/batches/").content.decode()
+    assert f"/investigations/batches/{batch.pk}/" in listing and "Février" in listing
+    page = client.get(f"/investigations/batches/{batch.pk}/").content.decode()
+    assert "multi-gold MRR" in page and "1 / 1" in page and "all batches" in page
