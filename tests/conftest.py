@@ -133,6 +133,24 @@ def users(db):
             for name in ("alice", "bob", "eve")}
 
 
+LEJEUNE_QUESTION = (
+    "Que disent Le Gaulois et L'Intransigeant du discours de M. Lejeune sur les céréales ?")
+
+
+@pytest.fixture
+def finished(users, tiny_archive):
+    """An investigation of alice's on the tiny archive, run to the end with the offline policy."""
+    from agent import services
+    from agent.engine.offline import OfflinePolicy
+
+    investigation = services.investigation_create(owner=users["alice"], question=LEJEUNE_QUESTION,
+                                                  enqueue=False)
+    services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
+                                   policy=OfflinePolicy())
+    investigation.refresh_from_db()
+    return investigation
+
+
 @pytest.fixture
 def tiny_archive(db):
     """Create documents and chunks; return an InMemoryRetriever over the same chunk ids."""

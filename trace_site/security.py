@@ -10,12 +10,13 @@ import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.signals import user_logged_in, user_login_failed
-from django.core.cache import caches
+from django.core.cache import BaseCache, caches
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -69,7 +70,7 @@ class LoginThrottle:
         """Tell whether this username at this address (or the address) used up its attempts."""
         user_key, address_key = self.keys()
         try:
-            counts = caches[settings.TRACE_LOGIN_THROTTLE_CACHE].get_many([user_key, address_key])
+            counts = _throttle_cache().get_many([user_key, address_key])
         except Exception:  # the cache is down: passwords still guard the door
             logger.warning("login throttle unavailable; letting the attempt through",
                            exc_info=True)
@@ -79,8 +80,8 @@ class LoginThrottle:
 
     def record_failure(self) -> None:
         """Count one failed attempt; a window starts at the first failure."""
-        cache = caches[settings.TRACE_LOGIN_THROTTLE_CACHE]
         try:
+            cache = _throttle_cache()
             for key in self.keys():
                 cache.add(key, 0, timeout=settings.TRACE_LOGIN_WINDOW_SECONDS)
                 cache.incr(key)
@@ -90,9 +91,23 @@ class LoginThrottle:
     def forget(self) -> None:
         """Clear the username's count after a successful log-in."""
         try:
-            caches[settings.TRACE_LOGIN_THROTTLE_CACHE].delete(self.keys()[0])
+            _throttle_cache().delete(self.keys()[0])
         except Exception:
             logger.warning("login throttle unavailable", exc_info=True)
+
+
+_embedded_redis_checked = False
+
+
+def _throttle_cache() -> BaseCache:
+    """Return the throttle's cache, starting the embedded Redis the first time it is needed."""
+    global _embedded_redis_checked
+    if settings.TRACE_EMBEDDED_REDIS and not _embedded_redis_checked:
+        from trace_site import embedded
+
+        embedded.ensure_redis(Path(settings.TRACE_DATA_DIR))
+        _embedded_redis_checked = True
+    return caches[settings.TRACE_LOGIN_THROTTLE_CACHE]
 
 
 def throttled_message() -> str:

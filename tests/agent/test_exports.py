@@ -10,7 +10,6 @@ import re
 import pytest
 
 from agent import services
-from agent.engine.offline import OfflinePolicy
 from agent.models import SourceOrder, Verdict
 from agent.source_review import opening_sentences
 
@@ -21,14 +20,9 @@ NOTE = "À relire : « bloc enfariné »"
 
 
 @pytest.fixture
-def finished(users, tiny_archive):
-    investigation = services.investigation_create(owner=users["alice"], question=QUESTION,
-                                                  enqueue=False)
-    services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
-                                   policy=OfflinePolicy())
-    investigation.refresh_from_db()
-    assert len(investigation.ranked_ids) >= 2, "the tiny archive gives at least two sources"
-    return investigation
+def finished(finished):
+    assert len(finished.ranked_ids) >= 2, "the tiny archive gives at least two sources"
+    return finished
 
 
 @pytest.fixture

@@ -5,24 +5,11 @@ from __future__ import annotations
 import re
 from html import unescape
 
-import pytest
-
-from agent import selectors, services
-from agent.engine.offline import OfflinePolicy
+from agent import selectors
 from agent.models import Batch, Investigation
 from archive.models import Document
 
 QUESTION = "Que disent Le Gaulois et L'Intransigeant du discours de M. Lejeune sur les céréales ?"
-
-
-@pytest.fixture
-def finished(users, tiny_archive):
-    investigation = services.investigation_create(owner=users["alice"], question=QUESTION,
-                                                  enqueue=False)
-    services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
-                                   policy=OfflinePolicy())
-    investigation.refresh_from_db()
-    return investigation
 
 
 def _count(html: str, name: str) -> int:

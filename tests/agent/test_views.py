@@ -15,16 +15,6 @@ from agent.models import Investigation
 QUESTION = "Que disent Le Gaulois et L'Intransigeant du discours de M. Lejeune sur les céréales ?"
 
 
-@pytest.fixture
-def finished(users, tiny_archive):
-    investigation = services.investigation_create(owner=users["alice"], question=QUESTION,
-                                                  enqueue=False)
-    services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
-                                   policy=OfflinePolicy())
-    investigation.refresh_from_db()
-    return investigation
-
-
 def _login(client, user):
     client.force_login(user)
     return client

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pytest
-from django.conf import settings
 
 from agent import services
 from agent.models import Investigation, LLMCall
@@ -64,7 +63,7 @@ def test_several_investigations_run_concurrently_with_the_offline_policy(
 
 
 def test_a_run_whose_worker_is_killed_resumes_without_repeating_paid_calls(
-        users, indexed_archive, stub_llm, celery_worker_process):
+        users, indexed_archive, stub_llm, celery_worker_process, settings):
     from agent.tasks import run_investigation
     from tests.conftest import start_worker, stop_worker
 

@@ -8,25 +8,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.template import Context, Template
 
-from agent import services
-from agent.engine.offline import OfflinePolicy
 from archive.models import Document
 from common.links import link_target
 
-QUESTION = "Que disent Le Gaulois et L'Intransigeant du discours de M. Lejeune sur les céréales ?"
 HOSTILE_URLS = ["javascript:alert(1)", "  JavaScript:alert(1)", "\tjava\nscript:alert(1)",
                 "JAVASCRIPT:alert(document.cookie)", "data:text/html,<script>alert(1)</script>",
                 "vbscript:msgbox(1)", "//evil.example/x", "\x01javascript:alert(1)"]
-
-
-@pytest.fixture
-def finished(users, tiny_archive):
-    investigation = services.investigation_create(owner=users["alice"], question=QUESTION,
-                                                  enqueue=False)
-    services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
-                                   policy=OfflinePolicy())
-    investigation.refresh_from_db()
-    return investigation
 
 
 def directives(response) -> dict[str, list[str]]:
