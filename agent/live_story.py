@@ -54,6 +54,7 @@ HOLD_REASONS = {
     "missing_verdict": "the review gave it no verdict",
     "unreviewed": "not reviewed before the sub-question ended",
 }
+STEP_ACTIONS = {"search": "searches", "review": "reviews the passages", "finish": "finishes"}
 SNIPPET_CHARS = 400
 
 
@@ -304,8 +305,7 @@ def _section_event(section: SubQuestionSection, event: Event, titles: _Titles,
         section.blocks[-1].rows.append(row)
     elif isinstance(event, AgentStepTaken):
         section.steps_used = max(section.steps_used, event.effective_step)
-        action = {"search": "searches", "review": "reviews the passages",
-                  "finish": "finishes"}.get(event.action, event.action)
+        action = STEP_ACTIONS.get(event.action, event.action)
         counted = "" if event.productive else " (not counted against the budget)"
         thought = f": {event.thought}" if event.thought else ""
         section.internals.append(f"Step {event.effective_step} {action}{thought}{counted}.")

@@ -4,7 +4,9 @@ import datetime as dt
 
 from django import template
 from django.utils import dateformat
+from django.utils.text import capfirst
 
+from agent.live_story import FINISH_REASONS, HOLD_REASONS, STEP_ACTIONS
 from common.french_dates import format_french_date
 
 register = template.Library()
@@ -53,28 +55,10 @@ def sub_corpus_name(slug: str | None, names: dict[str, str] | None) -> str:
     return (names or {}).get(slug, slug)
 
 
-FINISH_REASONS = {
-    "finish_action": "The agent finished",
-    "budget": "The step budget ran out",
-    "max_raw_steps": "Too many steps without progress",
-    "parse_failures": "Too many unusable replies in a row",
-    "repeated_search": "The same search was asked twice in a row",
-    "cancelled": "Cancelled",
-}
-HOLD_REASONS = {
-    "widened_window": "dated just outside the dates its search asked for: found only when the "
-                      "window was widened",
-    "missing_verdict": "the review gave it no verdict",
-    "unreviewed": "still unreviewed when the sub-question ended",
-    "agent": "held by the agent",
-}
-STEP_ACTIONS = {"search": "searches", "review": "reviews the passages", "finish": "finishes"}
-
-
 @register.filter
 def finish_reason(reason: str) -> str:
-    """Say in words why a sub-question's loop ended."""
-    return FINISH_REASONS.get(reason, reason)
+    """Say in words why a sub-question's loop ended (the live story's wording, capitalised)."""
+    return capfirst(FINISH_REASONS.get(reason, reason))
 
 
 @register.filter
