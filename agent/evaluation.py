@@ -1,4 +1,4 @@
-"""Evaluation systems `offline` and `trace`: the whole engine run per question, in process."""
+"""Evaluation systems `offline`, `trace` and `oracle*`: the whole engine run per question."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from django.conf import settings
 from agent.engine.config import EngineConfig
 from agent.engine.events import Event, SearchRan, VerdictGiven, WarmStartRan
 from agent.engine.investigation import run_investigation
+from agent.engine.oracle import OracleJudge, OraclePolicy
 from agent.engine.sinks import ListSink
 from agent.retriever import ArchiveRetriever
 from retrieval.evaluation.systems import EvalConfig, SystemRun, register_system
@@ -49,23 +50,47 @@ def _engine_system(make_policy):
         def system(question: dict) -> SystemRun:
             sink = ListSink()  # evaluation keeps events in memory and persists nothing
             started = time.perf_counter()
-            result = run_investigation(question["question"], policy=make_policy(),
+            policy = make_policy(question)
+            result = run_investigation(question["question"], policy=policy,
                                        retriever=retriever, sink=sink, config=EngineConfig())
+            extras = agent_extras(sink.events, result)
+            judge = getattr(policy, "judge", None)
+            if isinstance(judge, OracleJudge):
+                extras["oracle_decisions"], extras["oracle_errors"] = judge.decisions, judge.errors
             return SystemRun(list(result.ranked_documents), time.perf_counter() - started,
-                             agent_extras(sink.events, result))
+                             extras)
 
         return system
 
     return factory
 
 
-def _offline_policy():
+def _offline_policy(question: dict):
     from agent.engine.offline import OfflinePolicy
 
     return OfflinePolicy()
 
 
-def _llm_policy():
+def _oracle_policy(error_rate: float):
+    """Build, per question, an oracle judging by its gold ids, seeded by its id."""
+    def make(question: dict) -> OraclePolicy:
+        judge = OracleJudge(question["gold_ids"], error_rate=error_rate,
+                            seed=str(question.get("qid", question["question"])))
+        return OraclePolicy(judge)
+
+    return make
+
+
+# Judge error rates of the oracle curve; `oracle` is the perfect judge (the search ceiling).
+ORACLE_ERROR_RATES = (0.0, 0.05, 0.10, 0.20, 0.30)
+
+
+def oracle_system_name(error_rate: float) -> str:
+    """Name the oracle system of one error rate: `oracle`, `oracle-err05`, `oracle-err10`..."""
+    return "oracle" if error_rate == 0 else f"oracle-err{round(error_rate * 100):02d}"
+
+
+def _llm_policy(question: dict):
     from agent.chat import configured_chat_model
     from agent.engine.llm_policy import LLMPolicy
 
@@ -78,3 +103,6 @@ def _llm_policy():
 def register() -> None:
     register_system("offline", _engine_system(_offline_policy))
     register_system("trace", _engine_system(_llm_policy))
+    for error_rate in ORACLE_ERROR_RATES:
+        register_system(oracle_system_name(error_rate),
+                        _engine_system(_oracle_policy(error_rate)))

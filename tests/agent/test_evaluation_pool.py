@@ -21,9 +21,13 @@ COLLECTIONS = [
     ("debats_1887", "Chambre des députés, débats parlementaires (Journal officiel)",
      "1887-02-0"),
 ]
+# Gold ids (two documents of the pool) drive the oracle systems; the others ignore them.
+GOLD = ["legaulois_1887_v1:1887-02-21", "debats_1887:1887-02-01"]
 QUESTIONS = [
-    {"question": "Comment M. Lejeune défend-il le droit sur les céréales le 26 février 1887 ?"},
-    {"question": "Que dit la presse du prix du pain et de la protection de l'agriculture ?"},
+    {"qid": "q1", "gold_ids": GOLD,
+     "question": "Comment M. Lejeune défend-il le droit sur les céréales le 26 février 1887 ?"},
+    {"qid": "q2", "gold_ids": GOLD,
+     "question": "Que dit la presse du prix du pain et de la protection de l'agriculture ?"},
 ]
 
 

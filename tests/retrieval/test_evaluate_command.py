@@ -155,3 +155,21 @@ def test_concurrent_workers_give_the_same_rows_in_question_order(tiny, tmp_path)
     assert [q["qid"] for q in many["per_question"]] == [q["qid"] for q in questions]
     assert [q["ranked_ids"] for q in many["per_question"]] == [
         q["ranked_ids"] for q in one["per_question"]]
+
+
+def test_results_say_which_pool_they_ran_on(tiny, tmp_path):
+    out = tmp_path / "whole"
+    call_command("evaluate", "--questions", str(tiny), "--system", "bm25", "--out", str(out),
+                 "--no-progress")
+    pool = json.loads((out / "results.json").read_text())["pool"]
+    assert pool == {"label": "whole archive", "documents": 3, "gold_documents": 3,
+                    "gold_share": 1.0, "kind": "gold-only"}
+    assert "gold-only pool, 3 documents" in (out / "results.md").read_text()
+
+
+def test_a_pool_mostly_of_documents_no_question_asks_about_is_realistic():
+    from retrieval.evaluation.pool import describe_pool
+
+    pool = describe_pool("whole archive", [f"d:{i}" for i in range(100)], ["d:1", "d:2", "x:9"])
+    assert (pool["documents"], pool["gold_documents"], pool["kind"]) == (100, 2, "realistic")
+    assert describe_pool("p", ["d:1", "d:2", "d:3"], ["d:1"])["kind"] == "gold-only"
