@@ -18,7 +18,6 @@ from retrieval.evaluation.systems import EvalConfig, SystemRun, register_system
 def agent_extras(events: list[Event], result) -> dict:
     """Derive the accepted / held / rejected / surfaced sets and usage from a run's events."""
     accepted = {c.document_key for chunks in result.accepted.values() for c in chunks}
-    held = set(result.held_documents) - accepted
     verdict_docs: dict[str, set[str]] = {}
     surfaced: set[str] = set()
     for event in events:
@@ -26,6 +25,9 @@ def agent_extras(events: list[Event], result) -> dict:
             surfaced.update(event.document_keys)
         elif isinstance(event, VerdictGiven):
             verdict_docs.setdefault(event.verdict, set()).add(event.document_key)
+    # Held and never promoted includes chunks pushed out of a full held pool: they were found
+    # and judged worth keeping, so their loss is the held stage's, not retrieval's.
+    held = (set(result.held_documents) | verdict_docs.get("hold", set())) - accepted
     rejected = verdict_docs.get("reject", set()) - accepted - held
     counters = result.counters
     return {

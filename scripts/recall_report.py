@@ -1,0 +1,219 @@
+"""Write the realistic-pool tables, the oracle curve and the miss attribution into the docs.
+
+Reads the output directory of one `manage.py evaluate` run with several systems (one
+sub-directory per system, each with its results.json) and rewrites the sections between
+`<!-- measured:NAME -->` and `<!-- /measured:NAME -->` in README.md and
+docs/retrieval-evaluation.md, the plot docs/eval/historiqa-realistic/oracle_curve.png and the
+summary next to it. Every figure comes from the results files; the command is written with it.
+
+    python scripts/recall_report.py RUN_DIR [--lever "label=BEFORE_DIR,AFTER_DIR" ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "docs" / "eval" / "historiqa-realistic"
+TABLE_SYSTEMS = ("bm25", "dense", "hybrid", "hybrid-per-subcorpus", "offline")
+ORACLES = (("oracle", 0.0), ("oracle-err05", 0.05), ("oracle-err10", 0.10),
+           ("oracle-err20", 0.20), ("oracle-err30", 0.30))
+COMPARATIVE = "MH - Comparative"
+
+
+def load(directory: Path) -> dict[str, dict]:
+    """Return the results of every system in a run directory, by system name."""
+    results = {}
+    for path in sorted(directory.glob("*/results.json")):
+        result = json.loads(path.read_text(encoding="utf-8"))
+        results[result["system"]] = result
+    if not results and (directory / "results.json").exists():
+        result = json.loads((directory / "results.json").read_text(encoding="utf-8"))
+        results[result["system"]] = result
+    return results
+
+
+def _f(value) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def figures(result: dict) -> dict:
+    """Return the headline figures of one system's results."""
+    overall = result["overall"]
+    genre = result["by_gold_genre"]
+    return {
+        "r5": overall.get("recall@5"), "r10": overall.get("recall@10"), "mrr": overall.get("mrr"),
+        "press": genre.get("press", {}).get("recall@10"),
+        "debates": genre.get("debates", {}).get("recall@10"),
+        "comparative": result["by_type"].get(COMPARATIVE, {}).get("recall@10"),
+        "p_acc": overall.get("p_acc"), "engine_s": overall.get("engine_seconds_median"),
+        "latency_ms": overall.get("latency_median_ms"),
+    }
+
+
+def system_table(results: dict[str, dict]) -> str:
+    """Render the realistic-pool table of the plain systems and the offline engine."""
+    lines = ["| system | R@5 | R@10 | MRR | press gold R@10 | debate gold R@10 | "
+             "comparative R@10 | P_acc | median s/question |", "|" + "---|" * 9]
+    for name in TABLE_SYSTEMS:
+        if name not in results:
+            continue
+        f = figures(results[name])
+        seconds = f["engine_s"] if f["engine_s"] is not None else (f["latency_ms"] or 0) / 1000
+        lines.append(f"| `{name}` | {_f(f['r5'])} | {_f(f['r10'])} | {_f(f['mrr'])} | "
+                     f"{_f(f['press'])} | {_f(f['debates'])} | {_f(f['comparative'])} | "
+                     f"{_f(f['p_acc'])} | {seconds:.2f} |")
+    return "\n".join(lines)
+
+
+def oracle_table(results: dict[str, dict]) -> str:
+    """Render recall against judge error, with the offline policy beside it."""
+    lines = ["| judge | set error | measured error | R@10 | press gold R@10 | debate gold R@10 | "
+             "comparative R@10 | MRR | P_acc |", "|" + "---|" * 9]
+    rows = [(name, rate) for name, rate in ORACLES if name in results]
+    rows += [("offline", None)] if "offline" in results else []
+    for name, rate in rows:
+        result = results[name]
+        f = figures(result)
+        decisions = sum(q.get("extras", {}).get("oracle_decisions", 0)
+                        for q in result["per_question"])
+        errors = sum(q.get("extras", {}).get("oracle_errors", 0) for q in result["per_question"])
+        measured = f"{errors / decisions:.3f}" if decisions else "—"
+        set_rate = "—" if rate is None else f"{rate:.2f}"
+        lines.append(f"| `{name}` | {set_rate} | {measured} | {_f(f['r10'])} | {_f(f['press'])} | "
+                     f"{_f(f['debates'])} | {_f(f['comparative'])} | {_f(f['mrr'])} | "
+                     f"{_f(f['p_acc'])} |")
+    return "\n".join(lines)
+
+
+def attribution_table(results: dict[str, dict]) -> str:
+    """Render where each engine system lost the gold documents missing from its top 10."""
+    lines = ["| system | gold missed at 10 | never retrieved | rejected | held, never promoted | "
+             "accepted, ranked below 10 |", "|" + "---|" * 6]
+    for name in ("offline", *(n for n, _ in ORACLES)):
+        overall = results.get(name, {}).get("overall", {})
+        shares = overall.get("miss_attribution")
+        if not shares:
+            continue
+        missed = overall["missed_gold@10"]
+        cells = " | ".join(f"{shares[c]:.0%} ({round(shares[c] * missed)})" for c in
+                           ("never_retrieved", "rejected", "held_never_promoted",
+                            "ranked_below_k"))
+        lines.append(f"| `{name}` | {missed} | {cells} |")
+    return "\n".join(lines)
+
+
+def lever_table(levers: list[tuple[str, dict[str, dict], dict[str, dict]]]) -> str:
+    """Render before/after per lever for every engine system both runs measured."""
+    lines = ["| lever | system | R@10 before → after | press gold | debate gold | comparative | "
+             "MRR |", "|" + "---|" * 7]
+    for label, before, after in levers:
+        for name in sorted(set(before) & set(after)):
+            b, a = figures(before[name]), figures(after[name])
+            cells = " | ".join(f"{_f(b[k])} → {_f(a[k])}"
+                               for k in ("r10", "press", "debates", "comparative", "mrr"))
+            lines.append(f"| {label} | `{name}` | {cells} |")
+    return "\n".join(lines)
+
+
+def plot_curve(results: dict[str, dict], path: Path) -> None:
+    """Plot R@10 (overall, press gold, debate gold) against the oracle's error rate."""
+    points = [(rate, figures(results[name])) for name, rate in ORACLES if name in results]
+    if not points:
+        return
+    fig, ax = plt.subplots(figsize=(6, 4))
+    rates = [100 * rate for rate, _ in points]
+    styles = (("r10", "overall", "C0"), ("press", "press gold", "C1"),
+              ("debates", "debate gold", "C2"), ("comparative", "comparative", "C3"))
+    for key, label, color in styles:
+        ax.plot(rates, [f[key] for _, f in points], marker="o", color=color,
+                label=f"oracle: {label}")
+        if "offline" in results and figures(results["offline"])[key] is not None:
+            ax.axhline(figures(results["offline"])[key], color=color, linestyle=":",
+                       linewidth=1, label=f"offline: {label}")
+    ax.set_xlabel("oracle judge error rate (%)")
+    ax.set_ylabel("recall@10")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6, loc="lower left", ncol=2)
+    ax.set_title("Recall@10 against judge error (realistic pool, dev questions)", fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def replace_section(text: str, name: str, body: str) -> str:
+    """Replace the body between a section's markers; refuse a file without them."""
+    pattern = re.compile(rf"(<!-- measured:{re.escape(name)} -->\n).*?(<!-- /measured:"
+                         rf"{re.escape(name)} -->)", re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"no section markers for {name!r}")
+    return pattern.sub(lambda m: m.group(1) + body.rstrip() + "\n" + m.group(2), text)
+
+
+def pool_line(results: dict[str, dict]) -> str:
+    """Say which pool and questions the run measured."""
+    any_result = next(iter(results.values()))
+    pool = any_result.get("pool", {})
+    return (f"{any_result['n_questions']} questions of `{any_result['questions_file']}`; "
+            f"{pool.get('kind', '?')} pool of {pool.get('documents', '?')} documents "
+            f"({pool.get('gold_documents', '?')} of them gold for these questions); code "
+            f"revision {any_result['git_revision']}, corpus revision "
+            f"{any_result['corpus_revision']}.")
+
+
+def main(argv: list[str]) -> None:
+    """Write the measured sections from one run (and optional lever comparisons)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path)
+    parser.add_argument("--lever", action="append", default=[],
+                        help='"label=BEFORE_DIR,AFTER_DIR"')
+    args = parser.parse_args(argv)
+    results = load(args.run)
+    if not results:
+        raise SystemExit(f"no results.json under {args.run}")
+    levers = []
+    for spec in args.lever:
+        label, _, dirs = spec.partition("=")
+        before, _, after = dirs.partition(",")
+        levers.append((label, load(Path(before)), load(Path(after))))
+    command = "python scripts/recall_report.py " + " ".join(
+        shlex.quote(a if not Path(a.split("=")[-1].split(",")[0]).is_absolute() else "…")
+        for a in argv)
+    written_by = f"Written by `{command}` from the evaluation outputs. {pool_line(results)}\n\n"
+    OUT.mkdir(parents=True, exist_ok=True)
+    plot_curve(results, OUT / "oracle_curve.png")
+    summary = {name: figures(result) for name, result in results.items()}
+    (OUT / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    sections = {
+        "realistic-table": written_by + system_table(results),
+        "oracle-curve": written_by + oracle_table(results)
+        + "\n\n![oracle curve](eval/historiqa-realistic/oracle_curve.png)",
+        "miss-attribution": written_by + attribution_table(results),
+    }
+    if levers:
+        sections["levers"] = written_by + lever_table(levers)
+    doc = ROOT / "docs" / "retrieval-evaluation.md"
+    text = doc.read_text(encoding="utf-8")
+    for name, body in sections.items():
+        text = replace_section(text, name, body)
+    doc.write_text(text, encoding="utf-8")
+    readme = ROOT / "README.md"
+    readme.write_text(replace_section(readme.read_text(encoding="utf-8"), "realistic-table",
+                                      written_by + system_table(results)), encoding="utf-8")
+    print(f"wrote {doc.relative_to(ROOT)}, README.md and {OUT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
