@@ -24,6 +24,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from retrieval.evaluation.metrics import MISS_CAUSES, miss_causes  # noqa: E402
+
 OUT = ROOT / "docs" / "eval" / "historiqa-realistic"
 TABLE_SYSTEMS = ("bm25", "dense", "hybrid", "hybrid-per-subcorpus", "offline")
 ORACLES = (("oracle", 0.0), ("oracle-err05", 0.05), ("oracle-err10", 0.10),
@@ -96,19 +100,39 @@ def oracle_table(results: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def attribution(result: dict) -> tuple[int, dict[str, int]] | None:
+    """Count the causes of the gold documents missing from an engine run's top 10.
+
+    A document surfaced by a search with no verdict kept (a held chunk pushed out of a full
+    held pool) counts as held; results written before that rule get it here.
+    """
+    rows = [q for q in result["per_question"] if "accepted_ids" in q.get("extras", {})]
+    if not rows:
+        return None
+    totals = dict.fromkeys(MISS_CAUSES, 0)
+    for row in rows:
+        extras = row["extras"]
+        accepted, rejected = set(extras["accepted_ids"]), set(extras["rejected_ids"])
+        held = set(extras["held_ids"]) | (set(extras.get("surfaced_ids", ())) - accepted
+                                          - rejected)
+        counts = miss_causes(row["ranked_ids"], row["gold_ids"], accepted=accepted,
+                             held=held, rejected=rejected - held, k=10)
+        for cause, count in counts.items():
+            totals[cause] += count
+    return sum(totals.values()), totals
+
+
 def attribution_table(results: dict[str, dict]) -> str:
     """Render where each engine system lost the gold documents missing from its top 10."""
     lines = ["| system | gold missed at 10 | never retrieved | rejected | held, never promoted | "
              "accepted, ranked below 10 |", "|" + "---|" * 6]
     for name in ("offline", *(n for n, _ in ORACLES)):
-        overall = results.get(name, {}).get("overall", {})
-        shares = overall.get("miss_attribution")
-        if not shares:
+        counted = attribution(results[name]) if name in results else None
+        if counted is None:
             continue
-        missed = overall["missed_gold@10"]
-        cells = " | ".join(f"{shares[c]:.0%} ({round(shares[c] * missed)})" for c in
-                           ("never_retrieved", "rejected", "held_never_promoted",
-                            "ranked_below_k"))
+        missed, totals = counted
+        cells = " | ".join(f"{totals[c] / missed if missed else 0:.0%} ({totals[c]})"
+                           for c in MISS_CAUSES)
         lines.append(f"| `{name}` | {missed} | {cells} |")
     return "\n".join(lines)
 
