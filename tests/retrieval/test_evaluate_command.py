@@ -173,3 +173,15 @@ def test_a_pool_mostly_of_documents_no_question_asks_about_is_realistic():
     pool = describe_pool("whole archive", [f"d:{i}" for i in range(100)], ["d:1", "d:2", "x:9"])
     assert (pool["documents"], pool["gold_documents"], pool["kind"]) == (100, 2, "realistic")
     assert describe_pool("p", ["d:1", "d:2", "d:3"], ["d:1"])["kind"] == "gold-only"
+
+
+def test_every_kth_question_is_a_sample_recorded_with_the_results(tiny, tmp_path):
+    out = tmp_path / "sample"
+    call_command("evaluate", "--questions", str(tiny), "--system", "bm25", "--out", str(out),
+                 "--every", "2", "--no-progress")
+    result = json.loads((out / "results.json").read_text())
+    assert [q["qid"] for q in result["per_question"]] == ["q1"]
+    assert result["question_selection"] == {"every": 2, "limit": None}
+    with pytest.raises(CommandError, match="--every"):
+        call_command("evaluate", "--questions", str(tiny), "--system", "bm25", "--out",
+                     str(out), "--every", "0", "--no-progress")

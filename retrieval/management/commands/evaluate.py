@@ -35,6 +35,8 @@ class Command(BaseCommand):
                             help=f"repeatable; registered: {', '.join(system_names())}")
         parser.add_argument("--out", required=True, type=Path)
         parser.add_argument("--limit", type=int, default=None, help="first N questions only")
+        parser.add_argument("--every", type=int, default=1,
+                            help="every Kth question only (a sample across the file's types)")
         parser.add_argument("--k", default="2,5,10,20", help="comma-separated cut-offs")
         parser.add_argument("--sub-corpus", action="append", dest="sub_corpora",
                             help="restrict the candidate pool to these sub-corpora (repeatable)")
@@ -86,6 +88,9 @@ class Command(BaseCommand):
             pool_keys = {key for key in pool_keys if split_document_key(key)[0] in sub_corpora}
         # Gold of the whole file, not of --limit's slice: the pool's kind does not depend on it.
         pool = describe_pool(pool_label, pool_keys, (g for q in questions for g in q["gold_ids"]))
+        if options["every"] < 1:
+            raise CommandError("--every needs a positive step")
+        questions = questions[:: options["every"]]
         if options["limit"]:
             questions = questions[: options["limit"]]
         config = EvalConfig(sub_corpora=sub_corpora, document_ids=document_ids)
@@ -99,6 +104,7 @@ class Command(BaseCommand):
             "corpus_revision": CorpusRevision.current(),
             "embedding_model": embedding_models(),
             "questions_file": path.name,
+            "question_selection": {"every": options["every"], "limit": options["limit"]},
             "pool": pool,
             "settings": {
                 "pool": pool_label,
