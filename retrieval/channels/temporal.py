@@ -20,17 +20,10 @@ def decay(distance_days: float, half_life_days: float) -> float:
     return math.exp(-math.log(2) * max(distance_days, 0.0) / half_life_days)
 
 
-# With a query, this many documents nearest the window are fetched and re-ordered by text.
-TEXT_CANDIDATES = 200
-
-
 @dataclass(frozen=True)
 class TemporalChannel:
-    """Rank dated documents by their distance to `request.window`.
+    """Rank dated documents by their distance to `request.window`; the query text is not read.
 
-    Documents at the same distance (every section of one sitting shares its date, every article
-    of one issue too) are ordered by the query's BM25 score when there is a query, each then
-    represented by its best-matching chunk; without a query, by date and id.
     `half_life_days` defaults to the TRACE_TEMPORAL_HALF_LIFE_DAYS setting.
     """
 
@@ -65,33 +58,11 @@ class TemporalChannel:
             LIMIT %s
         """
         start, end = request.window.start, request.window.end
-        query = request.query.strip()
-        fetch = max(request.limit, TEXT_CANDIDATES) if query else request.limit
         with connection.cursor() as cursor:
-            cursor.execute(sql, [start, start, end, end, *chunk_params, *params, fetch])
+            cursor.execute(sql, [start, start, end, end, *chunk_params, *params, request.limit])
             rows = cursor.fetchall()
-        hits = [Hit(chunk_id=r[0], document_id=r[1], document_key=r[2], sub_corpus=r[3],
-                    score=decay(r[4], half_life), rank=0, channel=self.name) for r in rows]
-        if query and hits:
-            hits = _by_text_within_distance(hits, [r[4] for r in rows], request)
-        return ranked(hits[: request.limit])
-
-
-def _by_text_within_distance(hits: list[Hit], distances: list, request: SearchRequest) -> list[Hit]:
-    """Order documents at equal distance by the query's BM25 score, best chunk first."""
-    from retrieval import channels  # the registry imports this module
-
-    found = channels.get("bm25").search(request.with_(
-        channel="bm25", window=None, document_ids=tuple(h.document_id for h in hits),
-        limit=len(hits)))
-    by_text = {hit.document_key: (position, hit.chunk_id)
-               for position, hit in enumerate(found)}
-    unmatched = len(found)
-
-    def key(item: tuple[int, Hit]) -> tuple:
-        index, hit = item
-        return (distances[index], by_text.get(hit.document_key, (unmatched,))[0], index)
-
-    ordered = sorted(enumerate(hits), key=key)
-    return [hit.with_(chunk_id=by_text[hit.document_key][1]) if hit.document_key in by_text
-            else hit for _, hit in ordered]
+        return ranked(
+            Hit(chunk_id=r[0], document_id=r[1], document_key=r[2], sub_corpus=r[3],
+                score=decay(r[4], half_life), rank=0, channel=self.name)
+            for r in rows
+        )

@@ -203,22 +203,3 @@ def test_bm25_concurrent_builders_share_one_index():
     assert len(paths) == 3 and len(set(paths)) == 1
     assert whoosh_index.open_dir(paths[0]).doc_count() == 1
 
-
-def test_temporal_orders_the_sections_of_one_sitting_by_the_query(archive, day):
-    # Every section of a sitting shares its date: the query, not the id, decides among them.
-    opening = archive.document("debats", ["Procès-verbal. Congés accordés."], date=day(3, 4))
-    archive.document("debats", ["Dépôt de projets de loi divers."], date=day(3, 4))
-    wanted = archive.document("debats", ["Ordre du jour, suite.",
-                                         "Discussion du droit sur les céréales et le blé."],
-                              date=day(3, 4))
-    later = archive.document("debats", ["Les céréales encore, séance suivante."], date=day(3, 9))
-    bump_revision()
-    channel = TemporalChannel(half_life_days=7)
-    window = DateWindow.around(day(3, 4))
-    plain = channel.search(SearchRequest("temporal", window=window, limit=3))
-    assert [h.document_id for h in plain][0] == opening.pk  # no query: date, then id
-    hits = channel.search(SearchRequest("temporal", query="céréales blé", window=window))
-    assert [h.document_id for h in hits][:1] == [wanted.pk]
-    assert hits[0].chunk_id == wanted.chunks.get(ordinal=1).pk  # its matching passage
-    assert hits[-1].document_id == later.pk  # distance still comes first
-    assert len(hits) == 4
