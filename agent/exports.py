@@ -336,7 +336,7 @@ def to_trace_json(investigation: Investigation) -> str:
     every paid model reply, and every decision of the historian."""
     rows = list(investigation.steps.order_by("seq"))
     events = [row.event for row in rows]
-    steps = [{"seq": event.seq, "kind": event.kind, "subquestion": event.subquestion,
+    steps = [{"seq": event.seq, "kind": event.kind, "subquestion": event.sub_question_index,
               "payload": event.payload(), "created_at": row.created_at}
              for row, event in zip(rows, events, strict=True)]
     prompts = sorted({(e.prompt_name, e.prompt_hash) for e in events if isinstance(e, ModelCalled)})

@@ -129,7 +129,7 @@ class SubQuestion(models.Model):
 class Step(models.Model):
     """One engine event, persisted append-only in the order the engine emitted it.
 
-    `kind`, `seq` and `subquestion` are the event's envelope; `payload` holds its own fields
+    `kind`, `seq` and `sub_question_index` are the event's envelope; `payload` holds its own fields
     (`Event.payload()`); `event` reads the row back as its typed event.
     """
 
@@ -137,7 +137,7 @@ class Step(models.Model):
                                       related_name="steps")
     seq = models.PositiveIntegerField()
     kind = models.CharField(max_length=30)
-    subquestion = models.IntegerField(null=True, blank=True)
+    sub_question_index = models.IntegerField(null=True, blank=True)
     payload = models.JSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -149,13 +149,13 @@ class Step(models.Model):
     def from_event(cls, investigation: Investigation, event: Event) -> Step:
         """Build (unsaved) the row that stores one event."""
         return cls(investigation=investigation, seq=event.seq, kind=event.kind,
-                   subquestion=event.subquestion, payload=event.payload())
+                   sub_question_index=event.sub_question_index, payload=event.payload())
 
     @cached_property
     def event(self) -> Event:
         """Return the stored event, typed."""
         return event_from_json({**self.payload, "kind": self.kind, "seq": self.seq,
-                                "subquestion": self.subquestion})
+                                "sub_question_index": self.sub_question_index})
 
 
 class Verdict(models.Model):
@@ -176,7 +176,7 @@ class Verdict(models.Model):
                                       related_name="verdicts")
     step = models.ForeignKey(Step, null=True, blank=True, on_delete=models.CASCADE,
                              related_name="verdicts")
-    subquestion = models.IntegerField(null=True, blank=True)
+    sub_question_index = models.IntegerField(null=True, blank=True)
     chunk_id = models.BigIntegerField(null=True, blank=True)
     document_key = models.CharField(max_length=400)
     sub_corpus = models.CharField(max_length=100, blank=True)

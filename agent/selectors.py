@@ -63,7 +63,7 @@ class Source:
     human_decision: str = ""  # the latest historian override, if any
     human_user: str = ""
     rationales: list[str] = field(default_factory=list)
-    subquestions: list[int] = field(default_factory=list)
+    sub_question_indexes: list[int] = field(default_factory=list)
     evidence_chunks: list[int] = field(default_factory=list)
     notes: list[DocumentNote] = field(default_factory=list)
     confirmations: int = 0
@@ -99,21 +99,22 @@ def review_sources(investigation: Investigation) -> list[Source]:
             source.human_decision = verdict.decision
             source.human_user = verdict.user.get_username() if verdict.user else ""
             continue
-        if verdict.subquestion is not None and verdict.subquestion not in source.subquestions:
-            source.subquestions.append(verdict.subquestion)
+        index = verdict.sub_question_index
+        if index is not None and index not in source.sub_question_indexes:
+            source.sub_question_indexes.append(index)
         if verdict.decision == Verdict.Decision.ACCEPT:
-            accepted_by[verdict.document_key].add(verdict.subquestion or 0)
+            accepted_by[verdict.document_key].add(verdict.sub_question_index or 0)
             if verdict.rationale and verdict.rationale not in source.rationales:
                 source.rationales.append(verdict.rationale)
             if verdict.chunk_id and verdict.chunk_id not in source.evidence_chunks:
                 source.evidence_chunks.insert(0, verdict.chunk_id)
             if verdict.source == Verdict.Source.HELD_REEVAL:
                 promoted.add(verdict.document_key)
-                in_pool.pop((verdict.subquestion, verdict.chunk_id), None)
+                in_pool.pop((verdict.sub_question_index, verdict.chunk_id), None)
         else:
             if verdict.decision == Verdict.Decision.HOLD:
                 held.add(verdict.document_key)
-                in_pool[(verdict.subquestion, verdict.chunk_id)] = verdict.document_key
+                in_pool[(verdict.sub_question_index, verdict.chunk_id)] = verdict.document_key
             if verdict.rationale and not source.rationales:
                 source.rationales.append(verdict.rationale)
             if verdict.chunk_id and verdict.chunk_id not in source.evidence_chunks:
@@ -151,7 +152,7 @@ def _held_drops(investigation: Investigation) -> list[tuple[int | None, int]]:
     for step in investigation.steps.filter(kind=HeldChunkDropped.kind):
         event = step.event
         if isinstance(event, HeldChunkDropped):
-            drops.append((event.subquestion, event.chunk_id))
+            drops.append((event.sub_question_index, event.chunk_id))
     return drops
 
 
@@ -203,7 +204,7 @@ class EvidenceLink:
     """One path question → sub-question → search → chunk → verdict → rationale."""
 
     verdict: Verdict
-    subquestion_text: str
+    sub_question_text: str
     search: SearchRan | WarmStartRan | None
     chunk: object | None
 
@@ -218,7 +219,7 @@ def evidence_path(investigation: Investigation, document_key: str) -> list[Evide
     )
     if not verdicts:
         raise Http404("This document has no verdict in this investigation")
-    subquestions = {sq.index: sq.text for sq in investigation.sub_questions.all()}
+    sub_question_texts = {sq.index: sq.text for sq in investigation.sub_questions.all()}
     searches = [event for step in investigation.steps.filter(kind__in=SEARCH_KINDS).order_by("seq")
                 if isinstance(event := step.event, SearchRan | WarmStartRan)]
     chunks = Chunk.objects.in_bulk([v.chunk_id for v in verdicts if v.chunk_id])
@@ -229,12 +230,13 @@ def evidence_path(investigation: Investigation, document_key: str) -> list[Evide
             for found in searches:
                 if found.seq > verdict.step.seq:
                     break
-                if found.subquestion == verdict.subquestion and verdict.chunk_id in found.chunk_ids:
+                if (found.sub_question_index == verdict.sub_question_index
+                        and verdict.chunk_id in found.chunk_ids):
                     search = found
         links.append(EvidenceLink(
             verdict=verdict,
-            subquestion_text=("" if verdict.subquestion is None
-                              else subquestions.get(verdict.subquestion, "")),
+            sub_question_text=("" if verdict.sub_question_index is None
+                              else sub_question_texts.get(verdict.sub_question_index, "")),
             search=search,
             chunk=chunks.get(verdict.chunk_id),
         ))

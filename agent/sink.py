@@ -53,10 +53,10 @@ class DjangoEventSink:
 
 def project_event(investigation: Investigation, step: Step, event: Event) -> None:
     """Keep the query-friendly tables in step with the event log."""
-    if isinstance(event, SubQuestionStarted) and event.subquestion is not None:
+    if isinstance(event, SubQuestionStarted) and event.sub_question_index is not None:
         SubQuestion.objects.update_or_create(
             investigation=investigation,
-            index=event.subquestion,
+            index=event.sub_question_index,
             defaults={
                 "text": event.text,
                 "target_sub_corpus": event.target_sub_corpus or "",
@@ -68,7 +68,7 @@ def project_event(investigation: Investigation, step: Step, event: Event) -> Non
         Verdict.objects.create(
             investigation=investigation,
             step=step,
-            subquestion=event.subquestion,
+            sub_question_index=event.sub_question_index,
             chunk_id=event.chunk_id,
             document_key=event.document_key,
             sub_corpus=event.sub_corpus or "",
@@ -89,11 +89,15 @@ def project_event(investigation: Investigation, step: Step, event: Event) -> Non
             cached_tokens=F("cached_tokens") + event.cached_tokens,
             model_seconds=F("model_seconds") + event.seconds,
         )
-    elif isinstance(event, BriefingWritten) and event.subquestion is not None:
-        SubQuestion.objects.filter(investigation=investigation, index=event.subquestion).update(
+    elif isinstance(event, BriefingWritten) and event.sub_question_index is not None:
+        SubQuestion.objects.filter(
+            investigation=investigation, index=event.sub_question_index
+        ).update(
             briefing=event.payload()
         )
-    elif isinstance(event, SubQuestionFinished) and event.subquestion is not None:
-        SubQuestion.objects.filter(investigation=investigation, index=event.subquestion).update(
+    elif isinstance(event, SubQuestionFinished) and event.sub_question_index is not None:
+        SubQuestion.objects.filter(
+            investigation=investigation, index=event.sub_question_index
+        ).update(
             finish_reason=event.reason
         )

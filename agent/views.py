@@ -100,7 +100,7 @@ def investigation_steps(request, pk: int):
     _live_context(request, context, only=changed)
     context.update(oob=True, shown=shown, last_seq=max(context["last_seq"], after),
                    overview_changed=investigation.steps.filter(
-                       seq__gt=after, subquestion__isnull=True).exists())
+                       seq__gt=after, sub_question_index__isnull=True).exists())
     return render(request, "agent/_live_update.html", context)
 
 

@@ -32,7 +32,7 @@ from agent.engine.offline_plan import offline_plan, strip_mentions
 from agent.engine.policy import (
     BriefContext,
     HeldContext,
-    LLMCall,
+    ModelCallSummary,
     PlanContext,
     RankContext,
     RankItem,
@@ -43,6 +43,7 @@ from agent.engine.policy_spec import OFFLINE_LABEL
 from agent.engine.schemas import (
     AgentStep,
     Briefing,
+    ChunkDecision,
     HeldReevalOutput,
     MemoryUpdate,
     PlannedSubQuestion,
@@ -50,7 +51,6 @@ from agent.engine.schemas import (
     Promotion,
     RankOutput,
     ReplanOutput,
-    Verdict,
 )
 from agent.engine.text import (
     STOPWORDS,
@@ -64,7 +64,7 @@ from agent.engine.text import (
     surnames,
     tokens,
 )
-from agent.engine.types import WARM_START, SubQuestion, VerdictSignals
+from agent.engine.types import WARM_START, SubQuestionSpec, VerdictSignals
 from agent.engine.wording import fitted, language_of, phrase, surface_forms
 from common.search import Hit
 
@@ -93,12 +93,12 @@ class OfflinePolicy:
 
     # -- planning -----------------------------------------------------------------------------
 
-    def plan(self, ctx: PlanContext, calls: list[LLMCall]) -> PlannerOutput:
+    def plan(self, ctx: PlanContext, calls: list[ModelCallSummary]) -> PlannerOutput:
         """Fan the question out per mentioned sub-corpus."""
         plan = offline_plan(ctx.question, ctx.sub_corpora, ctx.m_max, ctx.sub_corpus)
         return PlannerOutput(sub_questions=[_planned(sq) for sq in plan])
 
-    def replan(self, ctx: ReplanContext, calls: list[LLMCall]) -> ReplanOutput:
+    def replan(self, ctx: ReplanContext, calls: list[ModelCallSummary]) -> ReplanOutput:
         """Add an uncovered sub-corpus only when the last sub-question found nothing."""
         if not ctx.accepted_counts or ctx.accepted_counts[-1] > 0:
             return ReplanOutput(remaining=None, rationale="plan kept")
@@ -107,13 +107,13 @@ class OfflinePolicy:
         if not free or len(ctx.done) + len(ctx.remaining) >= ctx.m_max:
             return ReplanOutput(remaining=None, rationale="nothing found; no room to widen")
         last = ctx.done[-1]
-        added = SubQuestion(last.text, free[0], last.entities, last.target_date)
+        added = SubQuestionSpec(last.text, free[0], last.entities, last.target_date)
         return ReplanOutput(remaining=[_planned(sq) for sq in [*ctx.remaining, added]],
                             rationale=f"nothing accepted; also searching {free[0]}")
 
     # -- agent steps --------------------------------------------------------------------------
 
-    def step(self, ctx: StepContext, calls: list[LLMCall]) -> AgentStep:
+    def step(self, ctx: StepContext, calls: list[ModelCallSummary]) -> AgentStep:
         """Review what is pending, else run the next unused search, else finish."""
         terms = self._terms(ctx.question, ctx)
         memory = MemoryUpdate(
@@ -176,7 +176,7 @@ class OfflinePolicy:
         return queue
 
     def judge(self, ctx: StepContext, terms: list[str], hit: Hit, *, rank: int = 1,
-              room: bool = True) -> Verdict:
+              room: bool = True) -> ChunkDecision:
         """Judge one chunk from term overlap with q, its rank in the batch and channel agreement."""
         matcher = TermMatcher(hit.text)
         signals = VerdictSignals(
@@ -205,7 +205,7 @@ class OfflinePolicy:
                  if any(matcher.matches(key) for key in name_keys([entity]))]
         on_day = bool(hit.date and is_full_date(ctx.sub_question.target_date)
                       and hit.date[:10] == ctx.sub_question.target_date)
-        return Verdict(chunk_id=hit.chunk_id, verdict=verdict,
+        return ChunkDecision(chunk_id=hit.chunk_id, verdict=verdict,
                        rationale=self.rationale(ctx.question, verdict, signals, named, on_day),
                        quote=hit.text[start:end], signals=signals)
 
@@ -232,7 +232,7 @@ class OfflinePolicy:
 
     # -- closing a sub-question ---------------------------------------------------------------
 
-    def reevaluate_held(self, ctx: HeldContext, calls: list[LLMCall]) -> HeldReevalOutput:
+    def reevaluate_held(self, ctx: HeldContext, calls: list[ModelCallSummary]) -> HeldReevalOutput:
         """Promote held chunks backed by an accepted sibling or by the accepted evidence words.
 
         A sibling keeps the figures of its own hold verdict; a chunk promoted on evidence words
@@ -261,7 +261,7 @@ class OfflinePolicy:
         return HeldReevalOutput(promotions=promotions,
                                 rationale=f"{len(promotions)} promoted by sibling or evidence")
 
-    def brief(self, ctx: BriefContext, calls: list[LLMCall]) -> Briefing:
+    def brief(self, ctx: BriefContext, calls: list[ModelCallSummary]) -> Briefing:
         """Summarise the accepted chunks: matched words, dates, recurring names."""
         terms = content_terms(ctx.question)
         matched: Counter[str] = Counter()
@@ -288,7 +288,7 @@ class OfflinePolicy:
                           if c >= 2][:5],
         )
 
-    def rank_group(self, ctx: RankContext, calls: list[LLMCall]) -> RankOutput:
+    def rank_group(self, ctx: RankContext, calls: list[ModelCallSummary]) -> RankOutput:
         """Order by retrieval rank and q-term overlap, lifting sources dated alongside a lead."""
         evidence = [_evidence(item.signals) for item in ctx.items]
         leads = [item for item, (rank, _) in zip(ctx.items, evidence, strict=True) if rank == 1]
@@ -329,6 +329,6 @@ def _dated_together(item: RankItem, lead: RankItem) -> bool:
     return abs(gap) <= _DAYS
 
 
-def _planned(sq: SubQuestion) -> PlannedSubQuestion:
+def _planned(sq: SubQuestionSpec) -> PlannedSubQuestion:
     return PlannedSubQuestion(text=sq.text, target_sub_corpus=sq.target_sub_corpus,
                               entities=list(sq.entities), target_date=sq.target_date)

@@ -47,7 +47,7 @@ class AgentStep(_Strict):
     memory_update: MemoryUpdate = Field(default_factory=MemoryUpdate)
 
 
-class Verdict(_Strict):
+class ChunkDecision(_Strict):
     """Judge one pending chunk against the original question.
 
     `quote` copies the one to three sentences of the chunk the verdict rests on; the engine
@@ -74,7 +74,7 @@ class SearchArgs(_Strict):
 class ReviewArgs(_Strict):
     """Validate the arguments of a review action."""
 
-    verdicts: list[Verdict]
+    verdicts: list[ChunkDecision]
 
 
 class Briefing(_Strict):

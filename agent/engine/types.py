@@ -26,7 +26,7 @@ class ChatResult:
 
 
 @dataclass(frozen=True)
-class SubQuestion:
+class SubQuestionSpec:
     """Hold one planned sub-question; target_date is "YYYY", "YYYY-MM" or "YYYY-MM-DD"."""
 
     text: str
@@ -44,7 +44,7 @@ class SubQuestion:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SubQuestion:
+    def from_dict(cls, data: Mapping[str, Any]) -> SubQuestionSpec:
         """Rebuild a sub-question from its JSON view."""
         return cls(text=data["text"], target_sub_corpus=data.get("target_sub_corpus"),
                    entities=tuple(data.get("entities") or ()),
@@ -165,7 +165,7 @@ class InvestigationResult:
     ranked_documents: list[str]
     accepted: dict[int, list[AcceptedChunk]]
     held_documents: list[str]
-    sub_questions: list[SubQuestion]
+    sub_questions: list[SubQuestionSpec]
     finish_reasons: dict[int, str]
     counters: Counters
     policy: str = ""

@@ -43,7 +43,8 @@ def test_a_held_passage_dropped_from_the_pool_is_counted_as_set_aside(users, fin
     before = selectors.source_counts(selectors.review_sources(finished))
     last = finished.steps.order_by("-seq").first().seq
     event = HeldChunkDropped(chunk_id=held.chunk_id, document_key=held.document_key,
-                             auto_held=False, pool_size=10).stamped(last + 1, held.subquestion)
+                             auto_held=False, pool_size=10).stamped(
+                                 last + 1, held.sub_question_index)
     Step.from_event(finished, event).save()
     after = selectors.source_counts(selectors.review_sources(finished))
     assert after.held == before.held and after.set_aside == before.set_aside + 1
@@ -63,7 +64,7 @@ def test_the_story_groups_steps_by_sub_question_with_titles_not_keys(client, use
 
 def test_the_poll_sends_new_sections_out_of_band_and_replaces_known_ones(client, users, finished):
     client.force_login(users["alice"])
-    first_section_end = finished.steps.filter(subquestion=0).order_by("-seq").first().seq
+    first_section_end = finished.steps.filter(sub_question_index=0).order_by("-seq").first().seq
     body = client.get(f"/investigations/{finished.pk}/steps/?after={first_section_end - 1}"
                       ).content.decode()
     assert 'id="sq-0" data-subquestion="1" hx-swap-oob="true"' in body

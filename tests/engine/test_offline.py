@@ -17,7 +17,7 @@ from tests.fakes.retriever import InMemoryRetriever, chunk
 
 
 def strip(events):
-    return [(e.seq, e.kind, e.subquestion,
+    return [(e.seq, e.kind, e.sub_question_index,
              {k: v for k, v in e.payload().items() if not k.endswith("seconds")}) for e in events]
 
 

@@ -18,7 +18,7 @@ from agent.engine.policy import (
 from agent.engine.prompting import PROMPT_DIR, render_prompt
 from agent.engine.schemas import SearchArgs
 from agent.engine.sinks import ListSink
-from agent.engine.types import AcceptedChunk, HeldChunk, Memory, SubQuestion
+from agent.engine.types import AcceptedChunk, HeldChunk, Memory, SubQuestionSpec
 from common.search import SubCorpusInfo
 from tests.engine.conftest import Q, briefing, finish, plan, review_pending, run, search
 from tests.fakes.chat import ScriptedChatModel
@@ -43,7 +43,7 @@ def outside_blocks(text: str) -> str:
 INFOS = [SubCorpusInfo(slug="gaulois", name=hostile("subcorpus_name"),
                        genre=hostile("subcorpus_genre"),
                        description=hostile("subcorpus_description"))]
-SUB_QUESTION = SubQuestion(text=hostile("subquestion"), target_sub_corpus="gaulois",
+SUB_QUESTION = SubQuestionSpec(text=hostile("subquestion"), target_sub_corpus="gaulois",
                            entities=(hostile("entity"),), target_date="1887-02-26")
 MEMORY = Memory(*(hostile(f"memory_{n}") for n in range(5)))
 HIT = chunk(1, 1, "gaulois:1", "gaulois", "1887-02-26", hostile("ocr_text"),
