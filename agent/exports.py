@@ -365,7 +365,7 @@ def to_trace_json(investigation: Investigation) -> str:
         "time_zone": settings.TIME_ZONE,
         "ranked_ids": order.keys,
         "order": {"set_by": order.user or "agent", "set_at": order.at},
-        "agent_ranked_ids": investigation.ranked_ids,
+        "agent_ranked_ids": investigation.ranked_keys,
         "sources": [_trace_source(row) for row in reviewed],
         "usage": {"llm_calls": investigation.llm_calls,
                   "input_tokens": investigation.input_tokens,

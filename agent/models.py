@@ -51,7 +51,7 @@ class Investigation(models.Model):
     date_to = models.DateField(null=True, blank=True)
     qid = models.CharField(max_length=200, blank=True, help_text="question id from a batch file")
     question_type = models.CharField(max_length=100, blank=True)
-    gold_ids = models.JSONField(default=list, blank=True)
+    gold_keys = models.JSONField(default=list, blank=True)
 
     policy = models.CharField(max_length=20, choices=PolicyChoice.choices,
                               default=PolicyChoice.OFFLINE)
@@ -68,7 +68,7 @@ class Investigation(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
 
-    ranked_ids = models.JSONField(default=list, blank=True)
+    ranked_keys = models.JSONField(default=list, blank=True)
     llm_calls = models.PositiveIntegerField(default=0)
     input_tokens = models.PositiveBigIntegerField(default=0)
     output_tokens = models.PositiveBigIntegerField(default=0)

@@ -85,8 +85,12 @@ class Source:
         return self.evidence_chunks[0] if self.evidence_chunks else None
 
 
-def review_sources(investigation: Investigation) -> list[Source]:
-    """Fold the verdict log into one row per document, ranked with overrides applied."""
+def folded_sources(investigation: Investigation) -> list[Source]:
+    """Fold the verdict log into one row per document, overrides applied, in the agent's order.
+
+    The historian sees `agent.source_review.reviewed_sources`, which puts their own order in
+    force on top of this one; counts by state need only the fold.
+    """
     sources: dict[str, Source] = {}
     accepted_by: dict[str, set[int]] = defaultdict(set)
     held: set[str] = set()
@@ -182,9 +186,9 @@ def source_counts(sources: list[Source]) -> SourceCounts:
 
 def ranked_document_keys(investigation: Investigation, sources: dict[str, Source]) -> list[str]:
     """The agent's ranking minus what the historian removed, plus what they accepted, in order."""
-    ranked = [key for key in investigation.ranked_ids
+    ranked = [key for key in investigation.ranked_keys
               if key in sources and sources[key].state == "accepted"]
-    if not investigation.ranked_ids:
+    if not investigation.ranked_keys:
         # A run still in progress has no final ranking yet: order by confirmations.
         ranked = sorted((k for k, s in sources.items() if s.agent_state == "accepted"
                          and s.state == "accepted"),
@@ -243,8 +247,8 @@ def evidence_path(investigation: Investigation, document_key: str) -> list[Evide
     return links
 
 
-def evidence_span(investigation: Investigation, document_key: str,
-                  chunk_id: int | None = None) -> str:
+def evidence_range(investigation: Investigation, document_key: str,
+                   chunk_id: int | None = None) -> str:
     """Return "start-end" of the evidence a verdict on the document cites, accepts first."""
     verdicts = (investigation.verdicts.filter(document_key=document_key,
                                               evidence_start__isnull=False,

@@ -9,7 +9,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from agent.models import DocumentNote, Investigation, SourceOrder, Verdict
-from agent.selectors import Source, review_sources
+from agent.selectors import Source, folded_sources
 
 QUOTE_CHARS = 400
 QUOTE_SENTENCES = 3
@@ -92,7 +92,7 @@ def latest_source_order(investigation: Investigation) -> SourceOrder | None:
 
 def reviewed_sources(investigation: Investigation) -> list[ReviewedSource]:
     """Return every source with decision and evidence, accepted ones in the order in force."""
-    sources = review_sources(investigation)
+    sources = folded_sources(investigation)
     decisions = _decisions(investigation, sources)
     evidence = _evidence(investigation, sources)
     rows = [ReviewedSource(**{f.name: getattr(s, f.name) for f in fields(Source)},

@@ -109,6 +109,6 @@ def run_investigation(
         cached_tokens=counters.cached_tokens, model_seconds=counters.model_seconds,
         engine_seconds=counters.engine_seconds))
     return InvestigationResult(
-        question=question, status=status, ranked_documents=ranking.documents,
-        accepted=dict(enumerate(accepted)), held_documents=ranking.held_documents,
+        question=question, status=status, ranked_document_keys=ranking.documents,
+        accepted=dict(enumerate(accepted)), held_document_keys=ranking.held_documents,
         sub_questions=done, finish_reasons=reasons, counters=counters, policy=policy.name)

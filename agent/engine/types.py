@@ -162,9 +162,9 @@ class InvestigationResult:
 
     question: str
     status: str  # "finished" | "cancelled"
-    ranked_documents: list[str]
+    ranked_document_keys: list[str]
     accepted: dict[int, list[AcceptedChunk]]
-    held_documents: list[str]
+    held_document_keys: list[str]
     sub_questions: list[SubQuestionSpec]
     finish_reasons: dict[int, str]
     counters: Counters

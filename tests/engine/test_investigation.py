@@ -122,7 +122,7 @@ def test_ranking_groups_by_count_and_calls_the_ranker_only_for_groups_of_two(ret
     assert all(g.llm == (len(g.documents) >= 2) for g in rank.groups)
     assert sum(1 for c in chat.calls if c.role == "reranker") == sum(
         1 for g in rank.groups if len(g.documents) >= 2)
-    assert result.ranked_documents == list(rank.ranked)
+    assert result.ranked_document_keys == list(rank.ranked)
     rank_prompt = next(c.user for c in chat.calls if c.role == "reranker")
     assert "défend le droit" not in rank_prompt  # rationales only, never the full text
 
@@ -131,8 +131,8 @@ def test_held_documents_are_returned_separately(retriever, sink):
     replies = [plan(("Lejeune céréales", "gaulois")), review_pending("hold"), finish(), held(),
                briefing()]
     result, _ = run(Q, replies, retriever, sink)
-    assert result.ranked_documents == []
-    assert result.held_documents == ["gaulois:1", "gaulois:3"]
+    assert result.ranked_document_keys == []
+    assert result.held_document_keys == ["gaulois:1", "gaulois:3"]
 
 
 def strip_timing(events):
@@ -178,7 +178,7 @@ def test_interrupted_investigation_replays_without_asking_the_model_again(retrie
                                 sink=resumed_sink)
     assert replay.replayed == len(recorded)
     assert len(inner.calls) == full.counters.llm_calls - len(recorded)
-    assert resumed.ranked_documents == full.ranked_documents
+    assert resumed.ranked_document_keys == full.ranked_document_keys
     assert strip_timing(resumed_sink.events) == strip_timing(full_sink.events)
 
 

@@ -12,4 +12,8 @@ class Migration(migrations.Migration):
                                new_name="sub_question_index"),
         migrations.RenameField(model_name="verdict", old_name="subquestion",
                                new_name="sub_question_index"),
+        migrations.RenameField(model_name="investigation", old_name="ranked_ids",
+                               new_name="ranked_keys"),
+        migrations.RenameField(model_name="investigation", old_name="gold_ids",
+                               new_name="gold_keys"),
     ]
