@@ -41,10 +41,6 @@ FORMATS = {
 }
 CSV_BOM = "\ufeff"
 
-# Kept under its old name: the formula neutraliser of CSV cells.
-_csv_cell = csv_cell
-
-
 @dataclass
 class Note:
     """A historian's note on a source, with its author and time."""

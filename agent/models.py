@@ -107,7 +107,7 @@ class Investigation(models.Model):
 
 
 class SubQuestion(models.Model):
-    """A sub-question as it was actually run (the plan and replans are in the steps)."""
+    """A sub-question as it was run; its plan, briefing and finish reason live in its steps."""
 
     investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE,
                                       related_name="sub_questions")
@@ -116,8 +116,6 @@ class SubQuestion(models.Model):
     target_sub_corpus = models.CharField(max_length=100, blank=True)
     entities = models.JSONField(default=list, blank=True)
     target_date = models.CharField(max_length=20, blank=True)
-    briefing = models.JSONField(default=dict, blank=True)
-    finish_reason = models.CharField(max_length=50, blank=True)
 
     class Meta:
         ordering = ["investigation_id", "index"]

@@ -10,7 +10,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
 from agent.engine.events import HeldChunkDropped, SearchRan, WarmStartRan
-from agent.models import Batch, DocumentNote, Investigation, Step, Verdict
+from agent.models import Batch, DocumentNote, Investigation, Verdict
 from archive.models import Document
 from archive.selectors import documents_by_keys
 
@@ -46,11 +46,6 @@ def investigation_for_viewer(user, pk: int, token: str = "") -> Investigation:
     if token and investigation.share_token and token == investigation.share_token:
         return investigation
     raise Http404("No such investigation")
-
-
-def steps_after(investigation: Investigation, after_seq: int) -> QuerySet[Step]:
-    """Return the stored steps after a sequence number, in order (`step.event` reads one)."""
-    return investigation.steps.filter(seq__gt=after_seq).order_by("seq")
 
 
 @dataclass

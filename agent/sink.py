@@ -8,10 +8,8 @@ from django.utils import timezone
 
 from agent.durability import with_reconnect
 from agent.engine.events import (
-    BriefingWritten,
     Event,
     ModelCalled,
-    SubQuestionFinished,
     SubQuestionStarted,
     VerdictGiven,
 )
@@ -88,16 +86,4 @@ def project_event(investigation: Investigation, step: Step, event: Event) -> Non
             output_tokens=F("output_tokens") + event.output_tokens,
             cached_tokens=F("cached_tokens") + event.cached_tokens,
             model_seconds=F("model_seconds") + event.seconds,
-        )
-    elif isinstance(event, BriefingWritten) and event.sub_question_index is not None:
-        SubQuestion.objects.filter(
-            investigation=investigation, index=event.sub_question_index
-        ).update(
-            briefing=event.payload()
-        )
-    elif isinstance(event, SubQuestionFinished) and event.sub_question_index is not None:
-        SubQuestion.objects.filter(
-            investigation=investigation, index=event.sub_question_index
-        ).update(
-            finish_reason=event.reason
         )

@@ -204,9 +204,9 @@ def test_a_batch_creates_one_investigation_per_question_and_reports_metrics(
 
 
 def test_csv_cells_that_look_like_formulas_are_neutralised():
-    from agent.exports import _csv_cell
+    from agent.export_safety import csv_cell
 
-    assert _csv_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)"
-    assert _csv_cell("@cmd") == "'@cmd"
-    assert _csv_cell("Le Gaulois") == "Le Gaulois"
-    assert _csv_cell(3) == 3
+    assert csv_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)"
+    assert csv_cell("@cmd") == "'@cmd"
+    assert csv_cell("Le Gaulois") == "Le Gaulois"
+    assert csv_cell(3) == 3
