@@ -22,6 +22,7 @@ from agent.export_safety import (
     one_line,
 )
 from agent.models import Investigation
+from agent.selectors import SourceState
 from agent.source_review import (
     OrderInForce,
     ReviewedSource,
@@ -107,7 +108,7 @@ class Citation:
 def citations(investigation: Investigation, *, include_held: bool = False,
               rows: list[ReviewedSource] | None = None) -> list[Citation]:
     """Build citations of the accepted sources (held ones on request) in the order in force."""
-    wanted = {"accepted", "held"} if include_held else {"accepted"}
+    wanted = {SourceState.ACCEPTED, SourceState.HELD} if include_held else {SourceState.ACCEPTED}
     if rows is None:
         rows = reviewed_sources(investigation)
     return [_citation(row, investigation.policy_label) for row in rows if row.state in wanted]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
+from enum import StrEnum
 
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
@@ -15,6 +16,25 @@ from archive.models import Document
 from archive.selectors import documents_by_keys
 
 SEARCH_KINDS = (SearchRan.kind, WarmStartRan.kind)
+
+
+class SourceState(StrEnum):
+    """Where a document stands: the outcome of the decisions (`Verdict.Decision`) taken on it.
+
+    A decision is what a verdict does (accept, hold, reject); a state is where it leaves the
+    document (accepted, held, rejected). `STATE_AFTER` is the one mapping between the two.
+    """
+
+    ACCEPTED = "accepted"
+    HELD = "held"
+    REJECTED = "rejected"
+
+
+STATE_AFTER: dict[str, SourceState] = {
+    Verdict.Decision.ACCEPT: SourceState.ACCEPTED,
+    Verdict.Decision.HOLD: SourceState.HELD,
+    Verdict.Decision.REJECT: SourceState.REJECTED,
+}
 
 
 def investigations_for_user(user, *, query: str = "", status: str = "") -> QuerySet[Investigation]:
@@ -54,7 +74,7 @@ class Source:
 
     document_key: str
     sub_corpus: str = ""
-    agent_state: str = ""  # accepted / held / rejected, from the agent's verdicts
+    agent_state: str = ""  # a SourceState, from the agent's verdicts
     human_decision: str = ""  # the latest historian override, if any
     human_user: str = ""
     rationales: list[str] = field(default_factory=list)
@@ -71,9 +91,7 @@ class Source:
     @property
     def state(self) -> str:
         """The state the historian sees: an override wins over the agent."""
-        return {"accept": "accepted", "reject": "rejected", "hold": "held"}.get(
-            self.human_decision, self.agent_state
-        )
+        return STATE_AFTER.get(self.human_decision, self.agent_state)
 
     @property
     def best_chunk(self) -> int | None:
@@ -124,12 +142,12 @@ def folded_sources(investigation: Investigation) -> list[Source]:
     for key, source in sources.items():
         source.confirmations = len(accepted_by.get(key, ()))
         if source.confirmations:
-            source.agent_state = "accepted"
+            source.agent_state = SourceState.ACCEPTED
         elif key in held:
-            source.agent_state = "held"
+            source.agent_state = SourceState.HELD
             source.set_aside = key not in still_held
         else:
-            source.agent_state = "rejected"
+            source.agent_state = SourceState.REJECTED
     for note in investigation.notes.select_related("user"):
         if note.document_key in sources:
             sources[note.document_key].notes.append(note)
@@ -171,10 +189,10 @@ class SourceCounts:
 
 def source_counts(sources: list[Source]) -> SourceCounts:
     """Count the review's sources by state, overrides applied."""
-    held = [s for s in sources if s.state == "held"]
+    held = [s for s in sources if s.state == SourceState.HELD]
     return SourceCounts(
-        accepted=sum(s.state == "accepted" for s in sources), held=len(held),
-        rejected=sum(s.state == "rejected" for s in sources),
+        accepted=sum(s.state == SourceState.ACCEPTED for s in sources), held=len(held),
+        rejected=sum(s.state == SourceState.REJECTED for s in sources),
         set_aside=sum(s.set_aside and not s.human_decision for s in held),
     )
 
@@ -182,13 +200,14 @@ def source_counts(sources: list[Source]) -> SourceCounts:
 def ranked_document_keys(investigation: Investigation, sources: dict[str, Source]) -> list[str]:
     """The agent's ranking minus what the historian removed, plus what they accepted, in order."""
     ranked = [key for key in investigation.ranked_keys
-              if key in sources and sources[key].state == "accepted"]
+              if key in sources and sources[key].state == SourceState.ACCEPTED]
     if not investigation.ranked_keys:
         # A run still in progress has no final ranking yet: order by confirmations.
-        ranked = sorted((k for k, s in sources.items() if s.agent_state == "accepted"
-                         and s.state == "accepted"),
+        ranked = sorted((k for k, s in sources.items()
+                         if s.agent_state == s.state == SourceState.ACCEPTED),
                         key=lambda k: -sources[k].confirmations)
-    extra = [key for key, s in sources.items() if s.state == "accepted" and key not in ranked]
+    extra = [key for key, s in sources.items()
+             if s.state == SourceState.ACCEPTED and key not in ranked]
     return ranked + extra
 
 

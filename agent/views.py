@@ -131,9 +131,9 @@ def investigation_review(request, pk: int):
     context.update(
         order=order_in_force(context["investigation"], sources),
         counts=selectors.source_counts([*sources]),
-        ranked=[s for s in sources if s.state == "accepted"],
-        held=[s for s in sources if s.state == "held"],
-        rejected=[s for s in sources if s.state == "rejected"],
+        ranked=[s for s in sources if s.state == selectors.SourceState.ACCEPTED],
+        held=[s for s in sources if s.state == selectors.SourceState.HELD],
+        rejected=[s for s in sources if s.state == selectors.SourceState.REJECTED],
         decisions=Verdict.Decision.choices,
         formats=list(FORMATS),
     )
