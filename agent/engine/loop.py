@@ -23,7 +23,14 @@ from agent.engine.parsing import OutputParseError
 from agent.engine.policy import ModelCallSummary, Policy, StepContext
 from agent.engine.ports import Retriever
 from agent.engine.recorder import Recorder
-from agent.engine.schemas import AgentStep, ChunkDecision, ReviewArgs, SearchArgs
+from agent.engine.schemas import (
+    ActionArgs,
+    AgentStep,
+    Briefing,
+    ChunkDecision,
+    ReviewArgs,
+    SearchArgs,
+)
 from agent.engine.state import (
     HeldPool,
     LoopState,
@@ -39,6 +46,7 @@ from agent.engine.types import (
     AcceptedChunk,
     EvidenceSpan,
     HeldChunk,
+    Memory,
     SubQuestionSpec,
     VerdictSignals,
 )
@@ -58,7 +66,7 @@ class LoopEnv:
     scope: Scope
     slugs: list[str]
     sub_corpora: list[SubCorpusInfo]
-    briefings: list[dict[str, Any]] = field(default_factory=list)
+    briefings: list[Briefing] = field(default_factory=list)
 
     @property
     def language(self) -> str:
@@ -138,9 +146,9 @@ def hold(state: LoopState, hit: Hit, rationale: str, *, auto: bool, reason: str,
     return events
 
 
-def _search(env: LoopEnv, state: LoopState, args: dict[str, Any]) -> StepOutcome:
+def _search(env: LoopEnv, state: LoopState, args: ActionArgs) -> StepOutcome:
     try:
-        parsed = SearchArgs.model_validate(args)
+        parsed = args if isinstance(args, SearchArgs) else SearchArgs.model_validate(args)
     except ValidationError as exc:
         state.last_attempt = None
         return _feedback("invalid_action", f"invalid search arguments: {exc.errors()[0]['msg']}")
@@ -249,13 +257,13 @@ def _retrieve(env: LoopEnv, channel: str, query: str, date_from: str | None,
         limit=env.config.search_limit))
 
 
-def _review(env: LoopEnv, state: LoopState, args: dict[str, Any]) -> StepOutcome:
+def _review(env: LoopEnv, state: LoopState, args: ActionArgs) -> StepOutcome:
     state.last_attempt = None
     if not state.pending:
         return _feedback("alternation_violation", "nothing is pending: search or finish",
                          log="review")
     try:
-        parsed = ReviewArgs.model_validate(args)
+        parsed = args if isinstance(args, ReviewArgs) else ReviewArgs.model_validate(args)
     except ValidationError as exc:
         return _feedback("invalid_action", f"invalid review arguments: {exc.errors()[0]['msg']}",
                          log="review")
@@ -402,7 +410,7 @@ def run_loop(env: LoopEnv, state: LoopState) -> str:
                 break
             continue
         state.parse_failures = 0
-        state.memory = type(state.memory)(**step.memory_update.model_dump())
+        state.memory = step.memory_update
         outcome = _execute(env, state, step)
         if outcome.productive:
             state.effective_steps += 1
@@ -411,7 +419,8 @@ def run_loop(env: LoopEnv, state: LoopState) -> str:
             if isinstance(event, FeedbackGiven) and event.reason != "review_incomplete":
                 state.feedback.append(event.message)
         recorder.emit(AgentStepTaken(
-            thought=step.thought, action=step.action, args=step.args, memory=state.memory,
+            thought=step.thought, action=step.action, args=step.recorded_args(),
+            memory=state.memory,
             effective_step=state.effective_steps, raw_step=state.raw_steps,
             productive=outcome.productive), sub_question_index=state.index)
         for event in outcome.events:
@@ -433,6 +442,5 @@ def new_state(env: LoopEnv, index: int, sub_question: SubQuestionSpec) -> LoopSt
     state = LoopState(index=index, sub_question=sub_question,
                       held=HeldPool(env.config.held_pool_size))
     if env.briefings:
-        last = env.briefings[-1]
-        state.memory = type(state.memory)(prior_findings=str(last.get("summary", "")))
+        state.memory = Memory(prior_findings=env.briefings[-1].summary)
     return state

@@ -43,14 +43,16 @@ from agent.engine.policy_spec import OFFLINE_LABEL
 from agent.engine.schemas import (
     AgentStep,
     Briefing,
+    Channel,
     ChunkDecision,
     HeldReevalOutput,
-    MemoryUpdate,
     PlannedSubQuestion,
     PlannerOutput,
     Promotion,
     RankOutput,
     ReplanOutput,
+    ReviewArgs,
+    SearchArgs,
 )
 from agent.engine.text import (
     STOPWORDS,
@@ -64,7 +66,7 @@ from agent.engine.text import (
     surnames,
     tokens,
 )
-from agent.engine.types import WARM_START, SubQuestionSpec, VerdictSignals
+from agent.engine.types import WARM_START, Memory, SubQuestionSpec, VerdictSignals
 from agent.engine.wording import fitted, language_of, phrase, surface_forms
 from common.search import Hit
 
@@ -116,7 +118,7 @@ class OfflinePolicy:
     def step(self, ctx: StepContext, calls: list[ModelCallSummary]) -> AgentStep:
         """Review what is pending, else run the next unused search, else finish."""
         terms = self._terms(ctx.question, ctx)
-        memory = MemoryUpdate(
+        memory = Memory(
             prior_findings=ctx.memory.prior_findings,
             question_analysis="key terms: " + ", ".join(terms[:12]),
             evidence_gathered=f"{len(ctx.accepted)} accepted, {len(ctx.held)} held",
@@ -133,15 +135,15 @@ class OfflinePolicy:
                     docs.add(hit.document_key)
                 verdicts.append(verdict)
             return AgentStep(thought="review the pending batch", action="review",
-                             args={"verdicts": [v.model_dump(mode="json") for v in verdicts]},
+                             args=ReviewArgs(verdicts=verdicts),
                              memory_update=memory)
         done = {(s.channel, normalise_query(s.query), s.date_from, s.date_to, s.sub_corpus)
                 for s in ctx.searches}
         for args in self._queue(ctx, terms):
-            key = (args["channel"], normalise_query(str(args.get("query", ""))),
-                   args.get("date_from"), args.get("date_to"), args.get("sub_corpus"))
+            key = (args.channel, normalise_query(args.query), args.date_from, args.date_to,
+                   args.sub_corpus)
             if key not in done:
-                return AgentStep(thought=f"next search: {args['channel']}", action="search",
+                return AgentStep(thought=f"next search: {args.channel}", action="search",
                                  args=args, memory_update=memory)
         return AgentStep(thought="every planned search has run", action="finish", args={},
                          memory_update=memory)
@@ -150,29 +152,31 @@ class OfflinePolicy:
         sub_corpora = ctx.sub_corpora if ctx else []
         return content_terms(strip_mentions(question, sub_corpora))
 
-    def _queue(self, ctx: StepContext, terms: list[str]) -> list[dict[str, object]]:
+    def _queue(self, ctx: StepContext, terms: list[str]) -> list[SearchArgs]:
         sq = ctx.sub_question
         target = sq.target_sub_corpus
         names = surnames(sq.entities)
-        queue: list[dict[str, object]] = []
-        base = {"date_from": None, "date_to": None, "sub_corpus": target}
-        queue.append({"channel": "bm25", "query": " ".join([*names, *terms]), **base})
-        queue.append({"channel": "dense", "query": sq.text, **base})
+
+        def search(channel: Channel, query: str, date_from: str | None = None,
+                   date_to: str | None = None) -> SearchArgs:
+            return SearchArgs(channel=channel, query=query, date_from=date_from,
+                              date_to=date_to, sub_corpus=target)
+
+        queue = [search("bm25", " ".join([*names, *terms])), search("dense", sq.text)]
         if names:
-            queue.append({"channel": "bm25", "query": " ".join(names), **base})
+            queue.append(search("bm25", " ".join(names)))
         for name in sorted(names, key=len, reverse=True)[:2]:
-            queue.append({"channel": "substring", "query": name, **base})
+            queue.append(search("substring", name))
         days = [d for d in [sq.target_date or ""] if is_full_date(d)]
-        days += [d for b in ctx.briefings for d in b.get("confirmed_dates", []) if is_full_date(d)]
+        days += [d for b in ctx.briefings for d in b.confirmed_dates if is_full_date(d)]
         for day in list(dict.fromkeys(days))[:2]:
             start = date.fromisoformat(day)
-            queue.append({"channel": "temporal", "query": " ".join(terms[:6]),
-                          "date_from": (start - timedelta(days=1)).isoformat(),
-                          "date_to": (start + timedelta(days=7)).isoformat(),
-                          "sub_corpus": target})
-        hints = [h for b in ctx.briefings for h in b.get("search_hints", [])][:8]
+            queue.append(search("temporal", " ".join(terms[:6]),
+                                (start - timedelta(days=1)).isoformat(),
+                                (start + timedelta(days=7)).isoformat()))
+        hints = [h for b in ctx.briefings for h in b.search_hints][:8]
         if hints:
-            queue.append({"channel": "bm25", "query": " ".join([*names, *hints]), **base})
+            queue.append(search("bm25", " ".join([*names, *hints])))
         return queue
 
     def judge(self, ctx: StepContext, terms: list[str], hit: Hit, *, rank: int = 1,

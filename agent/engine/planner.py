@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from agent.engine.config import EngineConfig
 from agent.engine.events import PlanMade, PlanRevised
 from agent.engine.policy import PlanContext, Policy, ReplanContext
 from agent.engine.recorder import Recorder
 from agent.engine.retry import ask_with_retries
-from agent.engine.schemas import PlannedSubQuestion
+from agent.engine.schemas import Briefing, PlannedSubQuestion
 from agent.engine.state import Scope
 from agent.engine.text import fold
 from agent.engine.types import SubQuestionSpec
@@ -96,7 +94,7 @@ def replan(
     *, question: str, policy: Policy, recorder: Recorder, config: EngineConfig,
     infos: list[SubCorpusInfo], scope: Scope, done: list[SubQuestionSpec],
     accepted_counts: list[int],
-    briefing: dict[str, Any], remaining: list[SubQuestionSpec], index: int,
+    briefing: Briefing, remaining: list[SubQuestionSpec], index: int,
 ) -> list[SubQuestionSpec]:
     """Let the policy revise the remaining plan; the total never exceeds m_max."""
     ctx = ReplanContext(question=question, sub_corpora=infos, done=list(done),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from agent.engine.schemas import (
     AgentStep,
@@ -52,7 +52,7 @@ class StepContext:
     index: int
     sub_question: SubQuestionSpec
     sub_corpora: list[SubCorpusInfo]
-    briefings: list[dict[str, Any]]
+    briefings: list[Briefing]
     memory: Memory
     action_log: list[str]
     feedback: list[str]
@@ -98,7 +98,7 @@ class ReplanContext:
     sub_corpora: list[SubCorpusInfo]
     done: list[SubQuestionSpec]
     accepted_counts: list[int]
-    briefing: dict[str, Any]
+    briefing: Briefing
     remaining: list[SubQuestionSpec]
     m_max: int
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from agent.engine.events import BriefingWritten, HeldReevaluated, StageFailed
 from agent.engine.loop import LoopEnv, truncate, verdict_event
@@ -72,7 +71,7 @@ def fallback_briefing(state: LoopState) -> Briefing:
     )
 
 
-def write_briefing(env: LoopEnv, state: LoopState, finish_reason: str) -> dict[str, Any]:
+def write_briefing(env: LoopEnv, state: LoopState, finish_reason: str) -> Briefing:
     """Ask for the sub-question's briefing and emit it."""
     ctx = BriefContext(question=env.question, index=state.index, sub_question=state.sub_question,
                        memory=state.memory, accepted=list(state.accepted),
@@ -81,6 +80,7 @@ def write_briefing(env: LoopEnv, state: LoopState, finish_reason: str) -> dict[s
                        held=list(state.held.items), finish_reason=finish_reason)
     briefing = _decide(env, state.index, "briefing", lambda calls: env.policy.brief(ctx, calls))
     fallback = briefing is None
-    data = (briefing or fallback_briefing(state)).model_dump()
-    env.recorder.emit(BriefingWritten(**data, fallback=fallback), sub_question_index=state.index)
-    return data
+    written = briefing or fallback_briefing(state)
+    env.recorder.emit(BriefingWritten(**written.model_dump(), fallback=fallback),
+                      sub_question_index=state.index)
+    return written

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+from pydantic import ConfigDict
 
 from common.search import Hit
 
@@ -53,7 +55,13 @@ class SubQuestionSpec:
 
 @dataclass(frozen=True)
 class Memory:
-    """Hold the five memory slots, replaced wholesale at every step."""
+    """Hold the five memory slots, replaced wholesale at every step (a reply rewrites all five).
+
+    The same type is what the policy writes (`AgentStep.memory_update`, validated strictly: an
+    unknown slot is refused) and what the loop keeps and records.
+    """
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     prior_findings: str = ""
     question_analysis: str = ""
