@@ -104,11 +104,11 @@ def run_investigation(
     counters.engine_seconds = max(0.0, time.perf_counter() - started - counters.model_seconds)
     recorder.emit(InvestigationFinished(
         status=status, reason="completed" if status == "finished" else "cancelled",
-        ranked=len(ranking.documents), sub_questions=len(done), llm_calls=counters.llm_calls,
+        ranked=len(ranking.document_keys), sub_questions=len(done), llm_calls=counters.llm_calls,
         input_tokens=counters.input_tokens, output_tokens=counters.output_tokens,
         cached_tokens=counters.cached_tokens, model_seconds=counters.model_seconds,
         engine_seconds=counters.engine_seconds))
     return InvestigationResult(
-        question=question, status=status, ranked_document_keys=ranking.documents,
-        accepted=dict(enumerate(accepted)), held_document_keys=ranking.held_documents,
+        question=question, status=status, ranked_document_keys=ranking.document_keys,
+        accepted=dict(enumerate(accepted)), held_document_keys=ranking.held_document_keys,
         sub_questions=done, finish_reasons=reasons, counters=counters, policy=policy.name)
