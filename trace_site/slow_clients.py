@@ -75,7 +75,7 @@ def check_loopback(url: str) -> tuple[str, int]:
         raise NotLoopback(f"{url!r} is not an http:// URL")
     host = parts.hostname
     try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+        addresses = {str(info[4][0]) for info in socket.getaddrinfo(host, None)}
     except socket.gaierror as exc:
         raise NotLoopback(f"{host!r} does not resolve: {exc}") from None
     if not addresses or not all(ipaddress.ip_address(a).is_loopback for a in addresses):
