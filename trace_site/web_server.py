@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 # Bodies are buffered up to this size so that Django itself refuses the ones over
 # TRACE_MAX_REQUEST_BYTES with its explanation; past it the server answers 413 before reading.
+# The temporary files of bodies in flight are thus bounded by connection_limit times this.
 from trace_site.limits import DRAIN_MAX_BYTES
 
 # In-memory part of a buffered request body; the rest goes to a temporary file.
