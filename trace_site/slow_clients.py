@@ -25,6 +25,10 @@ MAX_SECONDS = 600.0
 MIN_INTERVAL = 0.1
 # What each slow connection announces, so that it never finishes within the bounded run.
 DECLARED_BODY_BYTES = 100_000
+# What a connection trickles: its body (after whole headers), or its headers themselves.
+TRICKLES = ("body", "headers")
+# The endless header a connection trickles in "headers" mode, one byte at a time.
+HEADER_LINE = b"X-Slow: 1\r\n"
 PROBE_TIMEOUT = 10.0
 
 
@@ -50,6 +54,7 @@ class SlowClientRun:
     connections: int
     interval: float
     seconds: float
+    trickle: str = "body"
     server: str = ""
     opened: int = 0
     closed_by_server: int = 0
@@ -99,14 +104,22 @@ def probe(url: str) -> tuple[Probe, str]:
     return Probe(started, time.monotonic() - started, status), server
 
 
-def _open_slow(host: str, port: int) -> socket.socket:
-    """Open a connection that has sent a login request's headers and none of its body."""
+def _open_slow(host: str, port: int, trickle: str) -> socket.socket:
+    """Open a login request that has sent its headers (or only its request line), no body."""
     sock = socket.create_connection((host, port), timeout=5)
-    head = (f"POST /accounts/login/ HTTP/1.1\r\nHost: {host}:{port}\r\n"
-            "Content-Type: application/x-www-form-urlencoded\r\n"
-            f"Content-Length: {DECLARED_BODY_BYTES}\r\n\r\n")
+    head = f"POST /accounts/login/ HTTP/1.1\r\nHost: {host}:{port}\r\n"
+    if trickle == "body":
+        head += ("Content-Type: application/x-www-form-urlencoded\r\n"
+                 f"Content-Length: {DECLARED_BODY_BYTES}\r\n\r\n")
     sock.sendall(head.encode("ascii"))
     return sock
+
+
+def _next_byte(trickle: str, sent: int) -> bytes:
+    if trickle == "body":
+        return b"u"
+    position = sent % len(HEADER_LINE)
+    return HEADER_LINE[position:position + 1]
 
 
 def _probe_until(url: str, stop: threading.Event, every: float, into: list[Probe]) -> None:
@@ -116,16 +129,20 @@ def _probe_until(url: str, stop: threading.Event, every: float, into: list[Probe
 
 
 def measure(url: str, *, connections: int = 12, interval: float = 4.0, seconds: float = 40.0,
-            probe_every: float = 1.0, quiet_probes: int = 5) -> SlowClientRun:
-    """Open ``connections`` slow login bodies for ``seconds`` and time /healthz meanwhile."""
+            trickle: str = "body", probe_every: float = 1.0,
+            quiet_probes: int = 5) -> SlowClientRun:
+    """Open ``connections`` slow login requests for ``seconds`` and time /healthz meanwhile."""
     host, port = check_loopback(url)
+    if trickle not in TRICKLES:
+        raise ValueError(f"trickle must be one of {', '.join(TRICKLES)}")
     if not 1 <= connections <= MAX_CONNECTIONS:
         raise ValueError(f"connections must be within 1..{MAX_CONNECTIONS}")
     if not 0 < seconds <= MAX_SECONDS:
         raise ValueError(f"seconds must be within (0, {MAX_SECONDS:g}]")
     if interval < MIN_INTERVAL:
         raise ValueError(f"interval must be at least {MIN_INTERVAL} s")
-    run = SlowClientRun(url=url, connections=connections, interval=interval, seconds=seconds)
+    run = SlowClientRun(url=url, connections=connections, interval=interval, seconds=seconds,
+                        trickle=trickle)
     run.load_before = os.getloadavg()
     for _ in range(quiet_probes):
         result, server = probe(url)
@@ -137,19 +154,21 @@ def measure(url: str, *, connections: int = 12, interval: float = 4.0, seconds: 
                               daemon=True)
     try:
         for _ in range(connections):
-            sockets.append(_open_slow(host, port))
+            sockets.append(_open_slow(host, port, trickle))
         run.opened = len(sockets)
         prober.start()
         deadline = time.monotonic() + seconds
         alive = list(sockets)
+        sent = 0
         while time.monotonic() < deadline and alive:
             for sock in list(alive):
                 try:
-                    sock.sendall(b"u")
+                    sock.sendall(_next_byte(trickle, sent))
                     run.bytes_trickled += 1
                 except OSError:  # the server gave up on this connection
                     alive.remove(sock)
                     run.closed_by_server += 1
+            sent += 1
             stop.wait(min(interval, max(0.0, deadline - time.monotonic())))
     finally:
         stop.set()
@@ -174,6 +193,17 @@ def _summary(probes: list[Probe]) -> str:
             f"{PROBE_TIMEOUT:g} s: {missing}")
 
 
+def _what_was_sent(run: SlowClientRun) -> str:
+    if run.trickle == "body":
+        start = (f"{run.opened} connections each sent a login POST's headers announcing "
+                 f"{DECLARED_BODY_BYTES:,} body bytes, then one body byte")
+    else:
+        start = (f"{run.opened} connections each sent a login POST's request line, "
+                 "then one header byte")
+    return (f"{start} every {run.interval:g} s for {run.seconds:g} s ({run.bytes_trickled} bytes "
+            f"in all; {run.closed_by_server} closed by the server).")
+
+
 def report(run: SlowClientRun, *, title: str, command: str) -> str:
     """Return the run as a Markdown section."""
     load = f"load average {run.load_before[0]:.1f} before, {run.load_after[0]:.1f} after"
@@ -185,10 +215,7 @@ def report(run: SlowClientRun, *, title: str, command: str) -> str:
         "```",
         "",
         f"Server header: `{run.server or 'none'}`; {os.cpu_count()} CPUs, {load}.",
-        f"{run.opened} connections each sent a login POST's headers announcing "
-        f"{DECLARED_BODY_BYTES:,} body bytes, then one byte every {run.interval:g} s for "
-        f"{run.seconds:g} s ({run.bytes_trickled} bytes in all; {run.closed_by_server} closed "
-        "by the server).",
+        _what_was_sent(run),
         "",
         "| /healthz | probes |",
         "|---|---|",

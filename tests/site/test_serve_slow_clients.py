@@ -77,9 +77,10 @@ def served() -> Iterator[Served]:
         shutil.rmtree(parent, ignore_errors=True)
 
 
-def test_healthz_answers_within_two_seconds_while_twelve_clients_trickle_login_bodies(served):
+@pytest.mark.parametrize("trickle", ["body", "headers"])
+def test_healthz_answers_within_two_seconds_while_twelve_clients_trickle_a_login(served, trickle):
     run = slow_clients.measure(served.url, connections=12, interval=4.0, seconds=12.0,
-                               probe_every=0.5, quiet_probes=2)
+                               trickle=trickle, probe_every=0.5, quiet_probes=2)
     assert run.opened == 12
     # The slow connections were held open, not dropped to make room.
     assert run.closed_by_server == 0

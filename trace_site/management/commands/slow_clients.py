@@ -37,6 +37,8 @@ class Command(BaseCommand):
         parser.add_argument("--interval", type=float, default=4.0,
                             help="seconds between two bytes of each slow connection")
         parser.add_argument("--seconds", type=float, default=40.0, help="how long the attack lasts")
+        parser.add_argument("--trickle", choices=slow_clients.TRICKLES, default="body",
+                            help="send the body slowly (after whole headers), or the headers")
         parser.add_argument("--markdown", metavar="FILE", help="also write the section here")
         parser.add_argument("--title", default="Slow clients")
 
@@ -49,7 +51,7 @@ class Command(BaseCommand):
                                   f"for {options['seconds']:g} s…")
                 run = slow_clients.measure(
                     url, connections=options["connections"], interval=options["interval"],
-                    seconds=options["seconds"])
+                    seconds=options["seconds"], trickle=options["trickle"])
         except (slow_clients.NotLoopback, ValueError) as exc:
             raise CommandError(str(exc)) from None
         section = slow_clients.report(run, title=options["title"], command=command)
