@@ -37,6 +37,11 @@ class WebServerOptions:
     # Seconds without a byte after which a connection is closed.
     idle_timeout: int = 60
 
+    def __post_init__(self) -> None:
+        for name in ("threads", "connection_limit", "idle_timeout"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"the web server's {name.replace('_', ' ')} must be at least 1")
+
     def as_arguments(self) -> list[str]:
         """Return the command-line arguments that rebuild these options."""
         return ["--threads", str(self.threads), "--connection-limit", str(self.connection_limit),

@@ -62,6 +62,7 @@ class Command(BaseCommand):
             # The port is bound first, once: a port in use is said before anything starts, every
             # web process accepts from this one socket, and one that is restarted leaves the
             # connections waiting in its queue, never refused.
+            web = self._web_options(options["web_threads"])
             listener = self._bind(options["host"], options["port"])
             if settings.TRACE_EMBEDDED_REDIS:
                 started_redis = embedded.ensure_redis(data_dir)
@@ -71,12 +72,6 @@ class Command(BaseCommand):
             self._ensure_first_user()
             if not options["no_demo"]:
                 self._load_demo_corpus()
-            web = WebServerOptions(
-                threads=options["web_threads"],
-                connection_limit=env_int("TRACE_WEB_CONNECTION_LIMIT",
-                                         WebServerOptions.connection_limit),
-                idle_timeout=env_int("TRACE_WEB_IDLE_TIMEOUT", WebServerOptions.idle_timeout),
-            )
             starters: dict[str, Callable[[], subprocess.Popen]] = {
                 "worker": lambda: self._start_worker(options["concurrency"]),
             }
@@ -129,6 +124,17 @@ class Command(BaseCommand):
              "--loglevel", "WARNING", "--concurrency", str(concurrency), "-n", "trace@%h"],
             start_new_session=True,
         )
+
+    def _web_options(self, threads: int) -> WebServerOptions:
+        try:
+            return WebServerOptions(
+                threads=threads,
+                connection_limit=env_int("TRACE_WEB_CONNECTION_LIMIT",
+                                         WebServerOptions.connection_limit),
+                idle_timeout=env_int("TRACE_WEB_IDLE_TIMEOUT", WebServerOptions.idle_timeout),
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
 
     def _bind(self, host: str, port: int) -> socket.socket:
         try:
