@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -41,6 +42,7 @@ def _serve_env(data_dir: Path) -> dict[str, str]:
 class Served:
     proc: subprocess.Popen
     url: str
+    data_dir: Path
 
     def web_processes(self) -> list[psutil.Process]:
         return [p for p in psutil.Process(self.proc.pid).children()
@@ -66,7 +68,7 @@ def served() -> Iterator[Served]:
                 break
             time.sleep(1)
         assert slow_clients.probe(url)[0].status == 200, "serve did not become healthy"
-        yield Served(proc, url)
+        yield Served(proc, url, parent / "data")
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -130,3 +132,56 @@ def test_serve_says_the_port_is_in_use_before_starting_anything():
         assert made <= {"secret_key"}, made
     finally:
         shutil.rmtree(parent, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _running(args: list[str], env: dict[str, str], url: str) -> Iterator[subprocess.Popen]:
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and slow_clients.probe(url)[0].status is None:
+            assert proc.poll() is None, f"{args[0]} exited ({proc.returncode})"
+            time.sleep(0.5)
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def test_the_compose_nginx_front_shields_a_single_threaded_gunicorn(served, tmp_path):
+    nginx = shutil.which("nginx")
+    if nginx is None:
+        pytest.skip("nginx is not installed here")
+    gunicorn_port, nginx_port = _free_port(), _free_port()
+    env = _serve_env(served.data_dir)  # the served instance's Postgres and Redis
+    gunicorn = [sys.executable, "-m", "gunicorn", "trace_site.wsgi", "--workers", "1",
+                "--worker-class", "sync", "--bind", f"127.0.0.1:{gunicorn_port}"]
+    conf = (ROOT / "deploy" / "nginx" / "trace.conf").read_text()
+    conf = conf.replace("server web:8000;", f"server 127.0.0.1:{gunicorn_port};")
+    conf = conf.replace("listen 8080;", f"listen 127.0.0.1:{nginx_port};")
+    (tmp_path / "trace.conf").write_text(conf)
+    (tmp_path / "nginx.conf").write_text(
+        f"daemon off;\npid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\n"
+        "events { worker_connections 256; }\n"
+        f"http {{\n access_log off;\n client_body_temp_path {tmp_path}/body;\n"
+        f" proxy_temp_path {tmp_path}/proxy;\n include {tmp_path}/trace.conf;\n}}\n")
+    direct, front = f"http://127.0.0.1:{gunicorn_port}", f"http://127.0.0.1:{nginx_port}"
+    with _running(gunicorn, env, direct):
+        # Without the front, one slow client holds the only worker: /healthz goes unanswered.
+        exposed = slow_clients.measure(direct, connections=1, interval=1.0, seconds=3.0,
+                                       quiet_probes=1)
+        assert exposed.unanswered_during() >= 1
+        with _running([nginx, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
+                      env, front):
+            bodies = slow_clients.measure(front, connections=12, interval=4.0, seconds=10.0,
+                                          probe_every=0.5, quiet_probes=2)
+            assert bodies.unanswered_during() == 0 and bodies.worst_during() < 2.0
+            assert bodies.server == "nginx"
+            # Headers slower than client_header_timeout (10 s) are cut off; a write notices it
+            # one or two bytes later, and the run ends as soon as every connection is closed.
+            headers = slow_clients.measure(front, connections=12, interval=4.0, seconds=30.0,
+                                           trickle="headers", probe_every=0.5, quiet_probes=1)
+            assert headers.closed_by_server == 12
+            assert headers.unanswered_during() == 0
