@@ -27,7 +27,7 @@ def agent_extras(events: list[Event], result) -> dict:
             verdict_docs.setdefault(event.verdict, set()).add(event.document_key)
     # Held and never promoted includes chunks pushed out of a full held pool: they were found
     # and judged worth keeping, so their loss is the held stage's, not retrieval's.
-    held = (set(result.held_documents) | verdict_docs.get("hold", set())) - accepted
+    held = (set(result.held_document_keys) | verdict_docs.get("hold", set())) - accepted
     rejected = verdict_docs.get("reject", set()) - accepted - held
     counters = result.counters
     return {
@@ -59,7 +59,7 @@ def _engine_system(make_policy):
             judge = getattr(policy, "judge", None)
             if isinstance(judge, OracleJudge):
                 extras["oracle_decisions"], extras["oracle_errors"] = judge.decisions, judge.errors
-            return SystemRun(list(result.ranked_documents), time.perf_counter() - started,
+            return SystemRun(list(result.ranked_document_keys), time.perf_counter() - started,
                              extras)
 
         return system

@@ -19,7 +19,7 @@ from agent.engine.offline import OfflinePolicy
 from agent.engine.policy import (
     BriefContext,
     HeldContext,
-    LLMCall,
+    ModelCallSummary,
     PlanContext,
     RankContext,
     ReplanContext,
@@ -33,6 +33,7 @@ from agent.engine.schemas import (
     Promotion,
     RankOutput,
     ReplanOutput,
+    ReviewArgs,
 )
 
 ORACLE_LABEL = "oracle (evaluation only)"
@@ -67,20 +68,20 @@ class OraclePolicy:
         self.judge = judge
         self.base = base or OfflinePolicy()
 
-    def plan(self, ctx: PlanContext, calls: list[LLMCall]) -> PlannerOutput:
+    def plan(self, ctx: PlanContext, calls: list[ModelCallSummary]) -> PlannerOutput:
         """Plan as the offline policy does."""
         return self.base.plan(ctx, calls)
 
-    def step(self, ctx: StepContext, calls: list[LLMCall]) -> AgentStep:
+    def step(self, ctx: StepContext, calls: list[ModelCallSummary]) -> AgentStep:
         """Search as the offline policy does; give every pending chunk the judge's decision."""
         step = self.base.step(ctx, calls)
-        if step.action != "review":
+        if step.action != "review" or not isinstance(step.args, ReviewArgs):
             return step
         key_of = {hit.chunk_id: hit.document_key for hit in ctx.pending}
         accepted = {a.document_key for a in ctx.accepted}
-        verdicts = []
-        for given in step.args.get("verdicts", []):
-            document_key = key_of.get(given["chunk_id"])
+        decisions = []
+        for given in step.args.verdicts:
+            document_key = key_of.get(given.chunk_id)
             decision: Literal["accept", "reject", "hold"] = "reject"
             if document_key is not None and self.judge.accepts(document_key):
                 # The offline policy's cap on accepted documents per sub-question still holds.
@@ -88,10 +89,10 @@ class OraclePolicy:
                 decision = "accept" if room else "hold"
                 if room:
                     accepted.add(document_key)
-            verdicts.append({**given, "verdict": decision})
-        return step.model_copy(update={"args": {"verdicts": verdicts}})
+            decisions.append(given.model_copy(update={"verdict": decision}))
+        return step.model_copy(update={"args": ReviewArgs(verdicts=decisions)})
 
-    def reevaluate_held(self, ctx: HeldContext, calls: list[LLMCall]) -> HeldReevalOutput:
+    def reevaluate_held(self, ctx: HeldContext, calls: list[ModelCallSummary]) -> HeldReevalOutput:
         """Promote the held chunks the judge accepts, while there is room."""
         accepted = {a.document_key for a in ctx.accepted}
         promotions = []
@@ -106,14 +107,14 @@ class OraclePolicy:
         return HeldReevalOutput(promotions=promotions,
                                 rationale=f"{len(promotions)} promoted by the oracle")
 
-    def brief(self, ctx: BriefContext, calls: list[LLMCall]) -> Briefing:
+    def brief(self, ctx: BriefContext, calls: list[ModelCallSummary]) -> Briefing:
         """Brief as the offline policy does."""
         return self.base.brief(ctx, calls)
 
-    def replan(self, ctx: ReplanContext, calls: list[LLMCall]) -> ReplanOutput:
+    def replan(self, ctx: ReplanContext, calls: list[ModelCallSummary]) -> ReplanOutput:
         """Replan as the offline policy does."""
         return self.base.replan(ctx, calls)
 
-    def rank_group(self, ctx: RankContext, calls: list[LLMCall]) -> RankOutput:
+    def rank_group(self, ctx: RankContext, calls: list[ModelCallSummary]) -> RankOutput:
         """Rank as the offline policy does."""
         return self.base.rank_group(ctx, calls)

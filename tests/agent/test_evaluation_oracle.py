@@ -34,7 +34,7 @@ def test_every_missed_gold_document_gets_the_furthest_stage_its_events_show():
     result = run_investigation(Q, policy=OfflinePolicy(), retriever=retriever, sink=sink)
     extras = agent_extras(sink.events, result)
     every_document = sorted({key for _, key, *_ in DOCS}) + ["gaulois:never-indexed"]
-    ranked = list(result.ranked_documents)
+    ranked = list(result.ranked_document_keys)
     top = 1  # a cut-off of one leaves misses of every kind the run produced
     counts = miss_causes(ranked, every_document, accepted=extras["accepted_ids"],
                          held=extras["held_ids"], rejected=extras["rejected_ids"], k=top)

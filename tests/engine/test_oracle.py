@@ -59,7 +59,7 @@ def test_the_oracle_runs_the_offline_searches_and_accepts_only_the_gold(retrieve
             assert (event.verdict == "accept") == (event.document_key in GOLD), event
     accepted = {c.document_key for chunks in result.accepted.values() for c in chunks}
     assert accepted == set(GOLD)
-    assert set(result.ranked_documents) == set(GOLD)
+    assert set(result.ranked_document_keys) == set(GOLD)
     # Same plan as the offline policy: only the review decisions are replaced.
     plans = [[e.payload()["sub_questions"] for e in sink.events if e.kind == "plan"]
              for sink in (offline_sink, oracle_sink)]
