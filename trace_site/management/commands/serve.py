@@ -20,6 +20,7 @@ from django.core.management.base import BaseCommand
 from agent.durability import sweep_every
 from trace_site import embedded
 from trace_site.env import env_int, env_str
+from trace_site.secret_key import stored_secret_key
 
 DEMO_CORPUS = Path(settings.BASE_DIR) / "demo" / "historiqa" / "corpus.jsonl"
 # A child that exits within QUICK_EXIT_SECONDS of its start more than three times in a row is
@@ -50,6 +51,8 @@ class Command(BaseCommand):
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, _interrupt)
         try:
+            if not env_str("TRACE_SECRET_KEY"):
+                stored_secret_key(settings.TRACE_SECRET_KEY_FILE)  # before any child reads it
             if settings.TRACE_EMBEDDED_REDIS:
                 started_redis = embedded.ensure_redis(data_dir)
             self.stdout.write("Preparing the database…")
