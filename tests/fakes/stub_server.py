@@ -15,19 +15,14 @@ import argparse
 import functools
 import json
 import random
-import re
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from agent.engine.instant_model import plausible_reply
 from agent.engine.prompting import PROMPT_DIR, Prompt
-
-_SLUG = re.compile(r"slug=(\S+)")
-_QUESTION = re.compile(r"^(?:Question q|Original question q): (.*)$", re.MULTILINE)
-_CHUNK = re.compile(r'<document chunk_id="(\d+)"')
-_RANKED = re.compile(r'<rationale document="([^"]*)"')
 
 
 def opening_line(name: str) -> str:
@@ -50,41 +45,6 @@ def _prompt_names_by_first_line() -> dict[str, str]:
 def prompt_name(system: str) -> str:
     """Name the prompt a system prompt belongs to ("" when it is none of the engine's)."""
     return _prompt_names_by_first_line().get(system.split("\n", 1)[0].strip(), "")
-
-
-def plausible_reply(prompt: Prompt) -> str:
-    """Return a schema-valid JSON reply for any engine prompt, chosen by the prompt's name."""
-    user = prompt.user
-    question_match = _QUESTION.search(user)
-    question = question_match.group(1).strip() if question_match else "question"
-    memory = {"prior_findings": "", "question_analysis": question[:200],
-              "evidence_gathered": "", "gaps_remaining": "", "next_steps": ""}
-    if prompt.name == "planner":
-        slugs = _SLUG.findall(user)[:2] or [None]
-        return json.dumps({"sub_questions": [
-            {"text": question, "target_sub_corpus": slug, "entities": [], "target_date": None}
-            for slug in slugs]})
-    if prompt.name == "replan":
-        return json.dumps({"remaining": None, "rationale": "plan kept"})
-    if prompt.name == "held":
-        return json.dumps({"promotions": [], "rationale": "nothing new"})
-    if prompt.name == "briefing":
-        return json.dumps({"summary": "stub briefing", "confirmed_facts": [],
-                           "confirmed_dates": [], "confirmed_entities": [], "gaps": [],
-                           "search_hints": []})
-    if prompt.name == "rank":
-        return json.dumps({"order": _RANKED.findall(user)})
-    if prompt.name == "agent":
-        pending = _CHUNK.findall(user)
-        if pending:
-            verdicts = [{"chunk_id": int(cid), "verdict": "accept" if i == 0 else "reject",
-                         "rationale": "first chunk of the batch" if i == 0 else "not relevant"}
-                        for i, cid in enumerate(pending)]
-            return json.dumps({"thought": "review", "action": "review",
-                               "args": {"verdicts": verdicts}, "memory_update": memory})
-        return json.dumps({"thought": "done", "action": "finish", "args": {},
-                           "memory_update": memory})
-    return json.dumps({"error": f"unknown prompt {prompt.name!r}"})
 
 
 # Every way the stub can fail a request, by name.
