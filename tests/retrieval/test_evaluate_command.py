@@ -155,3 +155,29 @@ def test_concurrent_workers_give_the_same_rows_in_question_order(tiny, tmp_path)
     assert [q["qid"] for q in many["per_question"]] == [q["qid"] for q in questions]
     assert [q["ranked_ids"] for q in many["per_question"]] == [
         q["ranked_ids"] for q in one["per_question"]]
+
+
+def test_evaluate_writes_its_summary_into_a_document_block(tiny, tmp_path):
+    doc = tmp_path / "README.md"
+    doc.write_text("Prose.\n<!-- BEGIN generated: eval-dev -->\nold\n"
+                   "<!-- END generated: eval-dev -->\nMore prose.\n")
+    call_command("evaluate", "--questions", str(tiny), "--system", "bm25", "--system", "hybrid",
+                 "--out", str(tmp_path / "out"), "--no-progress", "--write-doc", str(doc),
+                 "--doc-block", "eval-dev")
+    text = doc.read_text()
+    comparison = json.loads((tmp_path / "out" / "comparison.json").read_text())
+    assert text.startswith("Prose.\n") and text.endswith("More prose.\n") and "\nold\n" not in text
+    assert ("manage.py evaluate --questions q.jsonl --system bm25 --system hybrid --k 2,5,10,20 "
+            "--out out --write-doc README.md --doc-block eval-dev`") in text
+    assert "| system | R@5 | R@10 | MRR | debates gold R@10 | press gold R@10 |" in text
+    bm25 = next(r for r in comparison if r["system"] == "bm25")
+    assert f"| `bm25` | {bm25['overall']['recall@5']:.3f} |" in text
+
+
+def test_evaluate_refuses_a_document_without_the_block(tiny, tmp_path):
+    doc = tmp_path / "README.md"
+    doc.write_text("No block here.\n")
+    with pytest.raises(CommandError, match="exactly one"):
+        call_command("evaluate", "--questions", str(tiny), "--system", "bm25", "--out",
+                     str(tmp_path / "out"), "--no-progress", "--write-doc", str(doc))
+    assert doc.read_text() == "No block here.\n"

@@ -14,6 +14,7 @@ import shlex
 import statistics
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from agent.engine.instant_model import InstantModel
@@ -23,7 +24,12 @@ from agent.engine.memory_retriever import InMemoryRetriever, chunk
 from agent.engine.offline import OfflinePolicy
 from agent.engine.policy import Policy
 from agent.engine.sinks import ListSink
-from common.generated_docs import GeneratedBlockError, write_generated_block
+from common.generated_docs import (
+    GeneratedBlockError,
+    check_generated_block,
+    shown_path,
+    write_generated_block,
+)
 from common.search import Hit, SearchRequest, SubCorpusInfo
 from retrieval.evaluation.metrics import multi_gold_mrr, recall_at_k
 from retrieval.evaluation.questions import QuestionsError, load_questions
@@ -81,11 +87,12 @@ def _row(name: str, times: list[float], recalls: list[float], mrrs: list[float])
 
 
 def _command_line(options: dict) -> str:
-    """Say how to measure this again (file names only: no path of the measuring machine)."""
+    """Say how to measure this again (files by their place in the repository)."""
     words = ["manage.py", "bench_engine", "--limit", str(options["limit"])]
     for name in ("corpus", "questions", "write_doc"):
         if options[name]:
-            words += [f"--{name.replace('_', '-')}", Path(options[name]).name]
+            words += [f"--{name.replace('_', '-')}",
+                      shown_path(options[name], Path(settings.BASE_DIR))]
     return shlex.join(words)
 
 
@@ -102,6 +109,11 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if bool(options["corpus"]) != bool(options["questions"]):
             raise CommandError("--corpus and --questions go together.")
+        if options["write_doc"]:
+            try:
+                check_generated_block(options["write_doc"], "bench-engine")
+            except GeneratedBlockError as exc:
+                raise CommandError(str(exc)) from None
         if options["corpus"]:
             try:
                 rows = load_questions(options["questions"])
