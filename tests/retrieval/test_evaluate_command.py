@@ -1,10 +1,13 @@
 """The evaluate command on a tiny archive: outputs, and clear failures on bad input."""
 
+import dataclasses
 import json
 
 import pytest
 from django.core.management import CommandError, call_command
 
+from retrieval.evaluation.questions import load_questions
+from retrieval.evaluation.records import AgentFigures, EvalQuestion
 from retrieval.evaluation.systems import EvalConfig, SystemRun, build_system, register_system
 from tests.retrieval.conftest import axis_vector, bump_revision
 
@@ -110,15 +113,16 @@ def test_command_exits_non_zero_from_the_command_line(tiny, tmp_path):
 def test_registered_systems_report_agent_fields(tiny, tmp_path):
     def factory(config: EvalConfig):
         def run(question):
-            return SystemRun(["intran:i1"], 0.01, {
-                "accepted_ids": ["intran:i1"], "held_ids": question["gold_ids"][:1],
-                "rejected_ids": [], "surfaced_ids": ["intran:i1"], "llm_calls": 3,
-                "input_tokens": 10, "output_tokens": 5, "engine_seconds": 0.1,
-                "model_wait_seconds": 0.2})
+            return SystemRun(["intran:i1"], 0.01, agent=AgentFigures(
+                accepted_ids=("intran:i1",), held_ids=question.gold_ids[:1],
+                rejected_ids=(), surfaced_ids=("intran:i1",), llm_calls=3,
+                input_tokens=10, output_tokens=5, engine_seconds=0.1,
+                model_wait_seconds=0.2))
         return run
 
     register_system("scripted-agent", factory)
-    assert build_system("scripted-agent", EvalConfig())({"gold_ids": ["a"]}).ranked_ids
+    assert build_system("scripted-agent", EvalConfig())(
+        EvalQuestion(qid="q", question="", question_type="", gold_ids=("a",))).ranked_ids
     out = tmp_path / "agent"
     call_command("evaluate", "--questions", str(tiny), "--system", "scripted-agent",
                  "--out", str(out), "--no-progress")
@@ -146,13 +150,12 @@ def test_pool_option_restricts_candidates_to_a_corpus_file(tiny, tmp_path):
 def test_concurrent_workers_give_the_same_rows_in_question_order(tiny, tmp_path):
     from retrieval.evaluation.runner import evaluate_system
 
-    questions = [json.loads(line) for line in tiny.read_text().splitlines()] * 3
-    for i, question in enumerate(questions):
-        question["qid"] = f"q{i}"
+    questions = [dataclasses.replace(question, qid=f"q{i}")
+                 for i, question in enumerate(load_questions(tiny) * 3)]
     kwargs = {"ks": [2, 10], "sub_corpus_of": {}, "genre_of": {}, "progress": False}
     one = evaluate_system("hybrid-per-subcorpus", questions, EvalConfig(), **kwargs)
     many = evaluate_system("hybrid-per-subcorpus", questions, EvalConfig(), workers=4, **kwargs)
-    assert [q["qid"] for q in many["per_question"]] == [q["qid"] for q in questions]
+    assert [q["qid"] for q in many["per_question"]] == [q.qid for q in questions]
     assert [q["ranked_ids"] for q in many["per_question"]] == [
         q["ranked_ids"] for q in one["per_question"]]
 
