@@ -67,7 +67,7 @@ def _viewer_context(request, pk: int) -> dict:
 def _live_context(request, context: dict, *, only: set[int] | None = None) -> dict:
     investigation = context["investigation"]
     story = investigation_story(investigation, context["sc_names"], only=only)
-    sources = selectors.review_sources(investigation)
+    sources = selectors.folded_sources(investigation)
     context.update(
         story=story, counts=selectors.source_counts(sources), last_seq=story.last_seq,
         budget=investigation.engine_settings.get("step_budget"),
@@ -98,7 +98,7 @@ def investigation_steps(request, pk: int):
     _live_context(request, context, only=changed)
     context.update(oob=True, shown=shown, last_seq=max(context["last_seq"], after),
                    overview_changed=investigation.steps.filter(
-                       seq__gt=after, subquestion__isnull=True).exists())
+                       seq__gt=after, sub_question_index__isnull=True).exists())
     return render(request, "agent/_live_update.html", context)
 
 
@@ -129,9 +129,9 @@ def investigation_review(request, pk: int):
     context.update(
         order=order_in_force(context["investigation"], sources),
         counts=selectors.source_counts([*sources]),
-        ranked=[s for s in sources if s.state == "accepted"],
-        held=[s for s in sources if s.state == "held"],
-        rejected=[s for s in sources if s.state == "rejected"],
+        ranked=[s for s in sources if s.state == selectors.SourceState.ACCEPTED],
+        held=[s for s in sources if s.state == selectors.SourceState.HELD],
+        rejected=[s for s in sources if s.state == selectors.SourceState.REJECTED],
         decisions=Verdict.Decision.choices,
         formats=list(FORMATS),
     )
@@ -237,7 +237,7 @@ def batch_new(request):
                 for row in rows:
                     services.investigation_create(
                         owner=request.user, question=row.question, batch=batch, qid=row.qid,
-                        question_type=row.question_type, gold_ids=row.gold_ids,
+                        question_type=row.question_type, gold_keys=row.gold_keys,
                     )
             return redirect("batch_detail", pk=batch.pk)
     return render(request, "agent/batch_new.html", {"form": form})
@@ -268,7 +268,7 @@ def open_source(request, pk: int):
     chunk = natural_param(request, "chunk")
     offsets = span_param(request, "evidence")
     span = (f"{offsets[0]}-{offsets[1]}" if offsets
-            else selectors.evidence_span(context["investigation"], key, chunk))
+            else selectors.evidence_range(context["investigation"], key, chunk))
     params: dict[str, str | int] = {"from": pk}
     if chunk is not None:
         params["chunk"] = chunk

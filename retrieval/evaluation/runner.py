@@ -67,7 +67,7 @@ def evaluate_system(
 def _row(question: EvalQuestion, system: System) -> ResultRow:
     run = system(question)
     return ResultRow(qid=question.qid, question_type=question.question_type,
-                     ranked_ids=list(run.ranked_ids), gold_ids=list(question.gold_ids),
+                     ranked_ids=list(run.ranked_keys), gold_ids=list(question.gold_ids),
                      seconds=run.seconds, channel_rankings=run.channel_rankings, agent=run.agent)
 
 

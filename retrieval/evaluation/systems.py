@@ -22,7 +22,7 @@ from retrieval.warm_start import DEFAULT_WEIGHTS, warm_start_rankings
 class SystemRun:
     """What a system returns for one question: ranked document keys, time, and what it saw."""
 
-    ranked_ids: list[str]
+    ranked_keys: list[str]
     seconds: float
     channel_rankings: dict[str, list[str]] = field(default_factory=dict)  # fused systems
     agent: AgentFigures | None = None  # engine systems

@@ -122,7 +122,7 @@ def test_registered_systems_report_agent_fields(tiny, tmp_path):
 
     register_system("scripted-agent", factory)
     assert build_system("scripted-agent", EvalConfig())(
-        EvalQuestion(qid="q", question="", question_type="", gold_ids=("a",))).ranked_ids
+        EvalQuestion(qid="q", question="", question_type="", gold_ids=("a",))).ranked_keys
     out = tmp_path / "agent"
     call_command("evaluate", "--questions", str(tiny), "--system", "scripted-agent",
                  "--out", str(out), "--no-progress")

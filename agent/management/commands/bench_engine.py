@@ -134,8 +134,8 @@ class Command(BaseCommand):
                                            sink=ListSink())
                 times.append(result.counters.engine_seconds * 1000)
                 if gold:
-                    recalls.append(recall_at_k(result.ranked_documents, gold, 10))
-                    mrrs.append(multi_gold_mrr(result.ranked_documents, gold))
+                    recalls.append(recall_at_k(result.ranked_document_keys, gold, 10))
+                    mrrs.append(multi_gold_mrr(result.ranked_document_keys, gold))
             lines.append(_row(f"engine, {policy.name}", times, recalls, mrrs))
         if questions and questions[0][1]:
             recalls, mrrs = [], []
