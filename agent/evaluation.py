@@ -29,10 +29,10 @@ def agent_figures(events: list[Event], result) -> AgentFigures:
     rejected = verdict_docs.get("reject", set()) - accepted - held
     counters = result.counters
     return AgentFigures(
-        accepted_ids=tuple(sorted(accepted)),
-        held_ids=tuple(sorted(held)),
-        rejected_ids=tuple(sorted(rejected)),
-        surfaced_ids=tuple(sorted(surfaced)),
+        accepted_keys=tuple(sorted(accepted)),
+        held_keys=tuple(sorted(held)),
+        rejected_keys=tuple(sorted(rejected)),
+        surfaced_keys=tuple(sorted(surfaced)),
         llm_calls=counters.llm_calls,
         input_tokens=counters.input_tokens,
         output_tokens=counters.output_tokens,

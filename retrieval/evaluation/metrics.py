@@ -101,9 +101,9 @@ def summarize(rows: Sequence[ResultRow], ks: Sequence[int]) -> dict:
         return {"n": 0}
     out: dict = {"n": n}
     for k in ks:
-        out[f"recall@{k}"] = sum(recall_at_k(r.ranked_ids, r.gold_ids, k) for r in rows) / n
-    out["mrr"] = sum(multi_gold_mrr(r.ranked_ids, r.gold_ids) for r in rows) / n
-    out["all_gold@10"] = sum(all_gold_in_top(r.ranked_ids, r.gold_ids, 10) for r in rows) / n
+        out[f"recall@{k}"] = sum(recall_at_k(r.ranked_keys, r.gold_keys, k) for r in rows) / n
+    out["mrr"] = sum(multi_gold_mrr(r.ranked_keys, r.gold_keys) for r in rows) / n
+    out["all_gold@10"] = sum(all_gold_in_top(r.ranked_keys, r.gold_keys, 10) for r in rows) / n
     seconds = [r.seconds for r in rows]
     out["latency_median_ms"] = 1000 * median(seconds)
     out["latency_p95_ms"] = 1000 * percentile(seconds, 95)
@@ -121,7 +121,7 @@ def _channel_figures(rows: Sequence[ResultRow], out: dict) -> None:
         channels = row.channel_rankings
         if "bm25" in channels and "dense" in channels:
             overlaps.append(jaccard(channels["bm25"][:20], channels["dense"][:20]))
-        found, alone = single_channel_gold(row.ranked_ids, row.gold_ids, channels, 20)
+        found, alone = single_channel_gold(row.ranked_keys, row.gold_keys, channels, 20)
         fused_gold += found
         single += alone
     if overlaps:
@@ -134,10 +134,10 @@ def _agent_figures(rows: Sequence[ResultRow], out: dict) -> None:
     if not agent_rows:
         return
     n = len(agent_rows)
-    pairs = [acceptance(agent.accepted_ids, r.gold_ids) for r, agent in agent_rows]
+    pairs = [acceptance(agent.accepted_keys, r.gold_keys) for r, agent in agent_rows]
     out["p_acc"] = sum(p for p, _ in pairs) / n
     out["r_acc"] = sum(r for _, r in pairs) / n
-    out["accepted_mean"] = sum(len(agent.accepted_ids) for _, agent in agent_rows) / n
+    out["accepted_mean"] = sum(len(agent.accepted_keys) for _, agent in agent_rows) / n
     out["llm_calls_mean"] = sum(agent.llm_calls for _, agent in agent_rows) / n
     out["input_tokens_mean"] = sum(agent.input_tokens for _, agent in agent_rows) / n
     out["output_tokens_mean"] = sum(agent.output_tokens for _, agent in agent_rows) / n
@@ -147,8 +147,8 @@ def _agent_figures(rows: Sequence[ResultRow], out: dict) -> None:
     totals = dict.fromkeys(MISS_CAUSES, 0)
     for r, agent in agent_rows:
         counts = miss_causes(
-            r.ranked_ids, r.gold_ids, accepted=agent.accepted_ids, held=agent.held_ids,
-            rejected=agent.rejected_ids, k=10,
+            r.ranked_keys, r.gold_keys, accepted=agent.accepted_keys, held=agent.held_keys,
+            rejected=agent.rejected_keys, k=10,
         )
         for cause, count in counts.items():
             totals[cause] += count
@@ -164,8 +164,8 @@ def recall_by_group(
     found: dict[str, int] = {}
     total: dict[str, int] = {}
     for row in rows:
-        top = set(row.ranked_ids[:k])
-        for doc in set(row.gold_ids):
+        top = set(row.ranked_keys[:k])
+        for doc in set(row.gold_keys):
             label = group_of.get(doc, "unknown")
             total[label] = total.get(label, 0) + 1
             found[label] = found.get(label, 0) + (doc in top)

@@ -40,7 +40,7 @@ def load_questions(path: Path) -> list[EvalQuestion]:
             seen.add(item["qid"])
             questions.append(EvalQuestion(
                 qid=item["qid"], question=item["question"], question_type=item["question_type"],
-                gold_ids=tuple(gold), line=number))
+                gold_keys=tuple(gold), line=number))
     if not questions:
         raise QuestionsError(f"{path.name}: no questions")
     return questions
@@ -49,7 +49,7 @@ def load_questions(path: Path) -> list[EvalQuestion]:
 def check_gold_ids(questions: list[EvalQuestion], known: set[str], name: str) -> None:
     """Raise when a gold id is not a document of the archive, naming the first offending line."""
     for question in questions:
-        missing = [g for g in question.gold_ids if g not in known]
+        missing = [g for g in question.gold_keys if g not in known]
         if missing:
             raise QuestionsError(
                 f"{name} line {question.line}: unknown gold id(s) {', '.join(missing)} "

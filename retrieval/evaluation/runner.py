@@ -67,7 +67,7 @@ def evaluate_system(
 def _row(question: EvalQuestion, system: System) -> ResultRow:
     run = system(question)
     return ResultRow(qid=question.qid, question_type=question.question_type,
-                     ranked_ids=list(run.ranked_keys), gold_ids=list(question.gold_ids),
+                     ranked_keys=list(run.ranked_keys), gold_keys=list(question.gold_keys),
                      seconds=run.seconds, channel_rankings=run.channel_rankings, agent=run.agent)
 
 
@@ -88,10 +88,10 @@ def _public_row(row: ResultRow, keep_ranked: int) -> dict:
     out = {
         "qid": row.qid,
         "question_type": row.question_type,
-        "ranked_ids": row.ranked_ids[:keep_ranked],
-        "gold_ids": row.gold_ids,
-        "gold_ranks": {g: (row.ranked_ids.index(g) + 1 if g in row.ranked_ids else None)
-                       for g in row.gold_ids},
+        "ranked_ids": row.ranked_keys[:keep_ranked],
+        "gold_ids": row.gold_keys,
+        "gold_ranks": {g: (row.ranked_keys.index(g) + 1 if g in row.ranked_keys else None)
+                       for g in row.gold_keys},
         "seconds": round(row.seconds, 5),
     }
     if row.agent is not None:

@@ -23,9 +23,9 @@ COLLECTIONS = [
      "1887-02-0"),
 ]
 QUESTIONS = [
-    EvalQuestion(qid="q1", question_type="", gold_ids=(), question=(
+    EvalQuestion(qid="q1", question_type="", gold_keys=(), question=(
         "Comment M. Lejeune défend-il le droit sur les céréales le 26 février 1887 ?")),
-    EvalQuestion(qid="q2", question_type="", gold_ids=(), question=(
+    EvalQuestion(qid="q2", question_type="", gold_keys=(), question=(
         "Que dit la presse du prix du pain et de la protection de l'agriculture ?")),
 ]
 
@@ -74,7 +74,7 @@ def _pool() -> tuple[tuple[int, ...], set[str]]:
 def _returned(run) -> set[str]:
     """Every document a system put forward: its ranking and, for the agent, what it saw."""
     found = set(run.ranked_keys)
-    for field in ("accepted_ids", "held_ids", "rejected_ids", "surfaced_ids"):
+    for field in ("accepted_keys", "held_keys", "rejected_keys", "surfaced_keys"):
         found |= set(getattr(run.agent, field, ()))
     return found
 

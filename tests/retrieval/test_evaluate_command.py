@@ -114,15 +114,15 @@ def test_registered_systems_report_agent_fields(tiny, tmp_path):
     def factory(config: EvalConfig):
         def run(question):
             return SystemRun(["intran:i1"], 0.01, agent=AgentFigures(
-                accepted_ids=("intran:i1",), held_ids=question.gold_ids[:1],
-                rejected_ids=(), surfaced_ids=("intran:i1",), llm_calls=3,
+                accepted_keys=("intran:i1",), held_keys=question.gold_keys[:1],
+                rejected_keys=(), surfaced_keys=("intran:i1",), llm_calls=3,
                 input_tokens=10, output_tokens=5, engine_seconds=0.1,
                 model_wait_seconds=0.2))
         return run
 
     register_system("scripted-agent", factory)
     assert build_system("scripted-agent", EvalConfig())(
-        EvalQuestion(qid="q", question="", question_type="", gold_ids=("a",))).ranked_keys
+        EvalQuestion(qid="q", question="", question_type="", gold_keys=("a",))).ranked_keys
     out = tmp_path / "agent"
     call_command("evaluate", "--questions", str(tiny), "--system", "scripted-agent",
                  "--out", str(out), "--no-progress")

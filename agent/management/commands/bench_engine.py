@@ -120,7 +120,7 @@ class Command(BaseCommand):
             except QuestionsError as exc:
                 raise CommandError(str(exc)) from None
             retriever = corpus_archive(options["corpus"])
-            questions = [(row.question, list(row.gold_ids)) for row in rows]
+            questions = [(row.question, list(row.gold_keys)) for row in rows]
         else:
             retriever, questions = synthetic_archive()
         questions = questions[: options["limit"]]
