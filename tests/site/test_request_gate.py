@@ -175,7 +175,7 @@ def test_well_formed_numbers_in_the_document_viewer_still_work(client, users, ti
 @pytest.mark.parametrize("query", ["chunk=²", "evidence=²-³", "chunk=-1", "evidence=a-b"])
 def test_malformed_numbers_when_opening_a_source_are_a_400(client, users, finished, query):
     client.force_login(users["alice"])
-    key = finished.ranked_ids[0]
+    key = finished.ranked_keys[0]
     response = client.get(f"/investigations/{finished.pk}/source/?doc={key}&{query}")
     assert response.status_code == 400, query
 
@@ -189,7 +189,7 @@ def test_a_malformed_step_cursor_is_a_400(client, users, finished, after):
 
 def test_notes_and_override_reasons_are_bounded_on_the_server(client, users, finished):
     client.force_login(users["alice"])
-    key = finished.ranked_ids[0]
+    key = finished.ranked_keys[0]
     verdicts_before = Verdict.objects.count()
     too_long = "n" * (NOTE_LIMIT + 1)
     response = client.post(f"/investigations/{finished.pk}/note/",
