@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from django.conf import settings
 
@@ -12,10 +13,11 @@ from agent.engine.investigation import run_investigation
 from agent.engine.oracle import OracleJudge, OraclePolicy
 from agent.engine.sinks import ListSink
 from agent.retriever import ArchiveRetriever
+from retrieval.evaluation.records import AgentFigures, EvalQuestion
 from retrieval.evaluation.systems import EvalConfig, SystemRun, register_system
 
 
-def agent_extras(events: list[Event], result) -> dict:
+def agent_figures(events: list[Event], result) -> AgentFigures:
     """Derive the accepted / held / rejected / surfaced sets and usage from a run's events."""
     accepted = {c.document_key for chunks in result.accepted.values() for c in chunks}
     verdict_docs: dict[str, set[str]] = {}
@@ -30,17 +32,17 @@ def agent_extras(events: list[Event], result) -> dict:
     held = (set(result.held_document_keys) | verdict_docs.get("hold", set())) - accepted
     rejected = verdict_docs.get("reject", set()) - accepted - held
     counters = result.counters
-    return {
-        "accepted_ids": sorted(accepted),
-        "held_ids": sorted(held),
-        "rejected_ids": sorted(rejected),
-        "surfaced_ids": sorted(surfaced),
-        "llm_calls": counters.llm_calls,
-        "input_tokens": counters.input_tokens,
-        "output_tokens": counters.output_tokens,
-        "engine_seconds": counters.engine_seconds,
-        "model_wait_seconds": counters.model_seconds,
-    }
+    return AgentFigures(
+        accepted_keys=tuple(sorted(accepted)),
+        held_keys=tuple(sorted(held)),
+        rejected_keys=tuple(sorted(rejected)),
+        surfaced_keys=tuple(sorted(surfaced)),
+        llm_calls=counters.llm_calls,
+        input_tokens=counters.input_tokens,
+        output_tokens=counters.output_tokens,
+        engine_seconds=counters.engine_seconds,
+        model_wait_seconds=counters.model_seconds,
+    )
 
 
 def _engine_system(make_policy):
@@ -49,35 +51,36 @@ def _engine_system(make_policy):
         retriever = ArchiveRetriever(sub_corpora=config.sub_corpora,
                                      document_ids=config.document_ids)
 
-        def system(question: dict) -> SystemRun:
+        def system(question: EvalQuestion) -> SystemRun:
             sink = ListSink()  # evaluation keeps events in memory and persists nothing
             started = time.perf_counter()
             policy = make_policy(question)
-            result = run_investigation(question["question"], policy=policy,
+            result = run_investigation(question.question, policy=policy,
                                        retriever=retriever, sink=sink, config=EngineConfig())
-            extras = agent_extras(sink.events, result)
+            figures = agent_figures(sink.events, result)
             judge = getattr(policy, "judge", None)
             if isinstance(judge, OracleJudge):
-                extras["oracle_decisions"], extras["oracle_errors"] = judge.decisions, judge.errors
+                figures = replace(figures, oracle_decisions=judge.decisions,
+                                  oracle_errors=judge.errors)
             return SystemRun(list(result.ranked_document_keys), time.perf_counter() - started,
-                             extras)
+                             agent=figures)
 
         return system
 
     return factory
 
 
-def _offline_policy(question: dict):
+def _offline_policy(question: EvalQuestion):
     from agent.engine.offline import OfflinePolicy
 
     return OfflinePolicy()
 
 
 def _oracle_policy(error_rate: float):
-    """Build, per question, an oracle judging by its gold ids, seeded by its id."""
-    def make(question: dict) -> OraclePolicy:
-        judge = OracleJudge(question["gold_ids"], error_rate=error_rate,
-                            seed=str(question.get("qid", question["question"])))
+    """Build, per question, an oracle judging by its gold keys, seeded by its id."""
+    def make(question: EvalQuestion) -> OraclePolicy:
+        judge = OracleJudge(question.gold_keys, error_rate=error_rate,
+                            seed=question.qid or question.question)
         return OraclePolicy(judge)
 
     return make
@@ -92,7 +95,7 @@ def oracle_system_name(error_rate: float) -> str:
     return "oracle" if error_rate == 0 else f"oracle-err{round(error_rate * 100):02d}"
 
 
-def _llm_policy(question: dict):
+def _llm_policy(question: EvalQuestion):
     from agent.chat import configured_chat_model
     from agent.engine.llm_policy import LLMPolicy
 

@@ -2,7 +2,7 @@
 
 Reads the output directory of one `manage.py evaluate` run with several systems (one
 sub-directory per system, each with its results.json) and rewrites the sections between
-`<!-- measured:NAME -->` and `<!-- /measured:NAME -->` in README.md and
+the generated blocks (`common/generated_docs.py`) in README.md and
 docs/retrieval-evaluation.md, the plot docs/eval/historiqa-realistic/oracle_curve.png and the
 summary next to it. Every figure comes from the results files; the command is written with it.
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shlex
 import sys
 from pathlib import Path
@@ -33,6 +32,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
 django.setup()
 
 from common.document_keys import split_document_key  # noqa: E402
+from common.generated_docs import write_generated_block  # noqa: E402
 from retrieval.evaluation.metrics import (  # noqa: E402
     MISS_CAUSES,
     acceptance,
@@ -225,15 +225,6 @@ def plot_curve(results: dict[str, dict], path: Path) -> None:
     plt.close(fig)
 
 
-def replace_section(text: str, name: str, body: str) -> str:
-    """Replace the body between a section's markers; refuse a file without them."""
-    pattern = re.compile(rf"(<!-- measured:{re.escape(name)} -->\n).*?(<!-- /measured:"
-                         rf"{re.escape(name)} -->)", re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"no section markers for {name!r}")
-    return pattern.sub(lambda m: m.group(1) + body.rstrip() + "\n" + m.group(2), text)
-
-
 def pool_line(results: dict[str, dict]) -> str:
     """Say which pool, questions and code revisions the runs measured."""
     any_result = next(iter(results.values()))
@@ -265,27 +256,24 @@ def main(argv: list[str]) -> None:
     command = "python scripts/recall_report.py " + " ".join(
         shlex.quote(a if not Path(a.split("=")[-1].split(",")[0]).is_absolute() else "…")
         for a in argv)
-    written_by = f"Written by `{command}` from the evaluation outputs. {pool_line(results)}\n\n"
+    head = pool_line(results) + "\n\n"
     OUT.mkdir(parents=True, exist_ok=True)
     plot_curve(results, OUT / "oracle_curve.png")
     summary = {name: figures(result) for name, result in results.items()}
     (OUT / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     sections = {
-        "realistic-table": written_by + system_table(results),
-        "oracle-curve": written_by + oracle_table(results)
+        "realistic-table": head + system_table(results),
+        "oracle-curve": head + oracle_table(results)
         + "\n\n![oracle curve](eval/historiqa-realistic/oracle_curve.png)",
-        "miss-attribution": written_by + attribution_table(results),
+        "miss-attribution": head + attribution_table(results),
     }
     if levers:
-        sections["levers"] = written_by + lever_table(levers)
+        sections["levers"] = head + lever_table(levers)
     doc = ROOT / "docs" / "retrieval-evaluation.md"
-    text = doc.read_text(encoding="utf-8")
     for name, body in sections.items():
-        text = replace_section(text, name, body)
-    doc.write_text(text, encoding="utf-8")
-    readme = ROOT / "README.md"
-    readme.write_text(replace_section(readme.read_text(encoding="utf-8"), "realistic-table",
-                                      written_by + system_table(results)), encoding="utf-8")
+        write_generated_block(doc, name, body, command=command)
+    write_generated_block(ROOT / "README.md", "realistic-table",
+                          head + system_table(results), command=command)
     print(f"wrote {doc.relative_to(ROOT)}, README.md and {OUT.relative_to(ROOT)}")
 
 

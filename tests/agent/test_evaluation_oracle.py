@@ -6,7 +6,7 @@ from agent.engine import OfflinePolicy, run_investigation
 from agent.engine.events import SearchRan, VerdictGiven, WarmStartRan
 from agent.engine.policy_spec import PolicyKind
 from agent.engine.sinks import ListSink
-from agent.evaluation import ORACLE_ERROR_RATES, agent_extras, oracle_system_name
+from agent.evaluation import ORACLE_ERROR_RATES, agent_figures, oracle_system_name
 from agent.forms import AskForm
 from agent.policies import PolicyChoice
 from retrieval.evaluation.metrics import miss_causes
@@ -32,20 +32,20 @@ def test_every_missed_gold_document_gets_the_furthest_stage_its_events_show():
     retriever = InMemoryRetriever(make_chunks(), INFOS)
     sink = ListSink()
     result = run_investigation(Q, policy=OfflinePolicy(), retriever=retriever, sink=sink)
-    extras = agent_extras(sink.events, result)
+    figures = agent_figures(sink.events, result)
     every_document = sorted({key for _, key, *_ in DOCS}) + ["gaulois:never-indexed"]
     ranked = list(result.ranked_document_keys)
     top = 1  # a cut-off of one leaves misses of every kind the run produced
-    counts = miss_causes(ranked, every_document, accepted=extras["accepted_ids"],
-                         held=extras["held_ids"], rejected=extras["rejected_ids"], k=top)
+    counts = miss_causes(ranked, every_document, accepted=figures.accepted_keys,
+                         held=figures.held_keys, rejected=figures.rejected_keys, k=top)
     assert sum(counts.values()) == len(set(every_document) - set(ranked[:top]))
     surfaced = {key for e in sink.events if isinstance(e, (SearchRan, WarmStartRan))
                 for key in e.document_keys}
     rejected = {e.document_key for e in sink.events
                 if isinstance(e, VerdictGiven) and e.verdict == "reject"}
     assert counts["never_retrieved"] == len(set(every_document) - surfaced - set(ranked[:top]))
-    assert counts["ranked_below_k"] == len(set(extras["accepted_ids"]) - set(ranked[:top]))
-    assert counts["held_never_promoted"] == len(extras["held_ids"])
-    assert set(extras["rejected_ids"]) <= rejected
-    assert counts["rejected"] == len(set(extras["rejected_ids"]) - set(ranked[:top]))
+    assert counts["ranked_below_k"] == len(set(figures.accepted_keys) - set(ranked[:top]))
+    assert counts["held_never_promoted"] == len(figures.held_keys)
+    assert set(figures.rejected_keys) <= rejected
+    assert counts["rejected"] == len(set(figures.rejected_keys) - set(ranked[:top]))
     assert "gaulois:never-indexed" not in surfaced
