@@ -6,6 +6,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from retrieval.evaluation import systems
 from retrieval.evaluation.questions import load_questions
 from retrieval.evaluation.records import AgentFigures, EvalQuestion
 from retrieval.evaluation.systems import EvalConfig, SystemRun, build_system, register_system
@@ -110,7 +111,10 @@ def test_command_exits_non_zero_from_the_command_line(tiny, tmp_path):
     assert "bad.jsonl line 1: expected a JSON object" in proc.stderr
 
 
-def test_registered_systems_report_agent_fields(tiny, tmp_path):
+def test_registered_systems_report_agent_fields(tiny, tmp_path, monkeypatch):
+    # The test's system leaves the registry with the test (other tests walk every system).
+    monkeypatch.setattr(systems, "_registry", dict(systems._registry))
+
     def factory(config: EvalConfig):
         def run(question):
             return SystemRun(["intran:i1"], 0.01, agent=AgentFigures(
