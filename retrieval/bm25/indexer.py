@@ -126,6 +126,16 @@ def repair(options: AnalyzerOptions = DEFAULT_OPTIONS, engine: str | None = None
     return RepairReport("repaired", written, f"{written} document(s) differed")
 
 
+def prepare_index(options: AnalyzerOptions = DEFAULT_OPTIONS,
+                  engine: str | None = None) -> RepairReport:
+    """Bring an index variant (another analyzer or engine) in line with Postgres, for evaluation."""
+    engine = engine or store.engine_name()
+    maintained = options == DEFAULT_OPTIONS and engine == store.engine_name()
+    lock = CONSUMER if maintained else f"{CONSUMER}:{engine}:{options.signature()}"
+    with outbox.writer_lock(lock):
+        return repair(options, engine)
+
+
 def drain() -> int:
     """Apply this index's outbox marks (the registered consumer); create the index if missing."""
     built = 0
