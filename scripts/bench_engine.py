@@ -23,6 +23,7 @@ from agent.engine.policy import Policy  # noqa: E402
 from agent.engine.prompting import Prompt  # noqa: E402
 from agent.engine.sinks import ListSink  # noqa: E402
 from agent.engine.types import ChatResult  # noqa: E402
+from common.document_keys import document_key  # noqa: E402
 from common.search import Hit, SearchRequest, SubCorpusInfo  # noqa: E402
 from tests.fakes.retriever import InMemoryRetriever, chunk  # noqa: E402
 from tests.fakes.stub_server import plausible_reply  # noqa: E402
@@ -55,7 +56,7 @@ def synthetic_archive() -> tuple[list[Hit], list[SubCorpusInfo], list[str]]:
         for part in range(3):
             text = (f"Séance du {day}. M. {name} parle des {topic} et de la commission. "
                     f"Partie {part}: " + " ".join(TOPICS[(i + part + k) % 10] for k in range(40)))
-            chunks.append(chunk(len(chunks) + 1, i + 1, f"{slug}:{i}", slug, day, text,
+            chunks.append(chunk(len(chunks) + 1, i + 1, document_key(slug, str(i)), slug, day, text,
                                 title=f"{slug} {day}"))
     questions = [f"Comment M. {NAMES[i % 8]} parle-t-il des {TOPICS[i % 10]} à la Chambre, "
                  f"et comment la presse en rend-elle compte ?" for i in range(50)]

@@ -16,6 +16,7 @@ from whoosh.fields import ID, NUMERIC, TEXT, Schema
 from whoosh.scoring import BM25F
 
 from archive.models import Chunk, CorpusRevision, SubCorpus
+from common.document_keys import document_key
 from common.locks import file_lock
 from common.search import Hit, SearchRequest
 from retrieval.analysis import DEFAULT_OPTIONS, AnalyzerOptions, build_analyzer, field_language
@@ -94,7 +95,7 @@ def build_index(revision: int, options: AnalyzerOptions = DEFAULT_OPTIONS) -> Pa
             doc: dict[str, str | int] = {
                 "chunk_id": str(chunk_id),
                 "document_id": str(doc_id),
-                "document_key": f"{slug}:{external_id}",
+                "document_key": document_key(slug, external_id),
                 "sub_corpus": slug,
                 f"text_{code if code in languages else languages[0]}": text,
             }

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import connection
 
+from common.document_keys import document_key_sql
 from common.search import Hit, SearchRequest
 from retrieval.channels.sql import where_clauses
 from retrieval.fusion import ranked
@@ -44,7 +45,7 @@ class TemporalChannel:
             chunk_params = [list(request.exclude_chunk_ids)]
         # One row per document, represented by its first chunk that is not excluded.
         sql = f"""
-            SELECT first.chunk_id, d.id, s.slug || ':' || d.external_id, s.slug,
+            SELECT first.chunk_id, d.id, {document_key_sql()}, s.slug,
                    CASE WHEN d.date < %s THEN %s - d.date
                         WHEN d.date > %s THEN d.date - %s ELSE 0 END AS distance
             FROM archive_document d

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from archive.models import CorpusRevision, Document
+from common.document_keys import document_key, split_document_key
 from retrieval.analysis import DEFAULT_OPTIONS
 from retrieval.channels import bm25
 from retrieval.channels.substring import FUZZY_THRESHOLD
@@ -60,7 +61,7 @@ class Command(BaseCommand):
         try:
             questions = load_questions(path)
             rows = Document.objects.values_list("id", "sub_corpus__slug", "external_id")
-            key_to_id = {f"{slug}:{ext}": pk for pk, slug, ext in rows}
+            key_to_id = {document_key(slug, ext): pk for pk, slug, ext in rows}
             check_gold_ids(questions, set(key_to_id), path.name)
             document_ids, pool_label = None, "whole archive"
             if options["pool"]:
@@ -80,7 +81,8 @@ class Command(BaseCommand):
         if options["limit"]:
             questions = questions[: options["limit"]]
         config = EvalConfig(sub_corpora=sub_corpora, document_ids=document_ids)
-        sub_corpus_of = {key: key.partition(":")[0] for q in questions for key in q["gold_ids"]}
+        gold_keys = {key for q in questions for key in q["gold_ids"]}
+        sub_corpus_of = {key: split_document_key(key)[0] for key in gold_keys}
         from retrieval.selectors import genre_by_sub_corpus
 
         genre_of = genre_by_sub_corpus()
