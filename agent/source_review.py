@@ -86,6 +86,8 @@ def iso_time(moment: datetime | None) -> str:
 
 def latest_source_order(investigation: Investigation) -> SourceOrder | None:
     """Return the historian's newest order of the accepted sources, if they set one."""
+    if investigation.pk is None:  # an investigation not yet saved has no order of its own
+        return None
     return (investigation.source_orders.select_related("user")
             .order_by("-created_at", "-id").first())
 
@@ -120,7 +122,7 @@ def order_in_force(investigation: Investigation,
     saved = latest_source_order(investigation)
     if saved is None:
         return OrderInForce(keys)
-    return OrderInForce(keys, user=_name(saved.user), at=saved.created_at)
+    return OrderInForce(keys, user=display_name(saved.user), at=saved.created_at)
 
 
 def moved(keys: list[str], key: str, direction: str) -> list[str]:
@@ -135,9 +137,10 @@ def moved(keys: list[str], key: str, direction: str) -> list[str]:
     return keys
 
 
-def _name(user) -> str:
+def display_name(user, *, missing: str = "a former user") -> str:
+    """Return a user's full name, else their login, else `missing` for a deleted account."""
     if user is None:
-        return "a former user"
+        return missing
     return user.get_full_name() or user.get_username()
 
 
@@ -155,7 +158,7 @@ def _decisions(investigation: Investigation, sources: list[Source]) -> dict[str,
         historian_text = reason or (notes[0].text if notes else "")
         decisions[source.document_key] = Decision(
             by="agent" if override is None else "historian",
-            user="" if override is None else _name(override.user),
+            user="" if override is None else display_name(override.user),
             at=None if override is None else override.created_at,
             reason=reason,
             rationale=historian_text or agent_rationale,
