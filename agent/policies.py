@@ -57,6 +57,23 @@ def configured_policy() -> PolicySpec:
     return PolicySpec(PolicyKind.OFFLINE, {}, **prices)
 
 
+def investigation_policy(investigation: Investigation) -> PolicySpec:
+    """Return the policy an investigation was created with, at the prices stored on it.
+
+    A run recorded before prices were stored on it is priced with this instance's prices.
+    """
+    configured = configured_policy()
+    input_price, output_price = (investigation.price_input_per_million,
+                                 investigation.price_output_per_million)
+    return PolicySpec(
+        PolicyKind(investigation.policy), dict(investigation.models_used),
+        price_input_per_million=(configured.price_input_per_million if input_price is None
+                                 else input_price),
+        price_output_per_million=(configured.price_output_per_million if output_price is None
+                                  else output_price),
+    )
+
+
 def engine_config(stored: dict | None = None) -> EngineConfig:
     """Rebuild the engine settings an investigation was created with (defaults otherwise)."""
     if not stored:
