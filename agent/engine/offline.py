@@ -28,7 +28,7 @@ from datetime import date, timedelta
 from typing import Literal
 
 from agent.engine.evidence import best_sentences
-from agent.engine.offline_plan import offline_plan, strip_mentions
+from agent.engine.offline_plan import offline_plan
 from agent.engine.policy import (
     BriefContext,
     HeldContext,
@@ -61,6 +61,7 @@ from agent.engine.text import (
     is_full_date,
     name_keys,
     normalise_query,
+    strip_mentions,
     surnames,
     tokens,
 )

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import re
 
-from agent.engine.text import extract_date, extract_entities, fold
+from agent.engine.text import (
+    LEADING_ARTICLE,
+    extract_date,
+    extract_entities,
+    fold,
+    strip_mentions,
+)
 from agent.engine.types import SubQuestion
 from common.search import SubCorpusInfo
 
@@ -19,7 +25,6 @@ PRESS_ONLY = ("deux journaux", "quel journal", "quels journaux", "lequel des jou
 # "lequel ..., et lequel ..." contrasts two sources of one kind: the debates are a single
 # record, so the contrast is between newspapers, whatever the topic's words.
 _CONTRAST = re.compile(r"\b(?:lequel|laquelle)\b")
-_ARTICLES = re.compile(r"^(le |la |les |l'|l’)")
 _CLAUSE = re.compile(
     r",?\s+et\s+(?=(?:quel|quelle|quels|quelles|comment|pourquoi|lequel|laquelle|qui|que"
     r"|en quoi)\b)",
@@ -44,7 +49,7 @@ def is_press(info: SubCorpusInfo) -> bool:
 def name_aliases(info: SubCorpusInfo) -> list[str]:
     """Return folded names a question may use for this sub-corpus."""
     name = fold(info.name).strip()
-    aliases = {name, _ARTICLES.sub("", name), fold(info.slug), fold(info.slug.split("_")[0])}
+    aliases = {name, LEADING_ARTICLE.sub("", name), fold(info.slug), fold(info.slug.split("_")[0])}
     return sorted((a for a in aliases if len(a) >= 4), key=len, reverse=True)
 
 
@@ -95,17 +100,6 @@ def clauses(question: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def strip_mentions(text: str, infos: list[SubCorpusInfo]) -> str:
-    """Drop sub-corpus names from a query: they never occur in the documents themselves."""
-    result = text
-    for info in infos:
-        for alias in (info.name, _ARTICLES.sub("", info.name.lower())):
-            if len(alias) >= 4:
-                result = re.sub(re.escape(alias), " ", result, flags=re.IGNORECASE)
-    result = re.sub(r"\bentre\s+et\s*,?", " ", result, flags=re.IGNORECASE)
-    return " ".join(result.split())
-
-
 def offline_plan(question: str, infos: list[SubCorpusInfo], m_max: int,
                  scope_sub_corpus: str | None) -> list[SubQuestion]:
     """Fan the question out per mentioned sub-corpus (all of them when none is named)."""
@@ -116,7 +110,7 @@ def offline_plan(question: str, infos: list[SubCorpusInfo], m_max: int,
     parts = clauses(question)
     names = {alias for info in infos for alias in name_aliases(info)}
     entities = tuple(e for e in extract_entities(question)
-                     if _ARTICLES.sub("", fold(e).replace("’", "'")) not in names)
+                     if LEADING_ARTICLE.sub("", fold(e).replace("’", "'")) not in names)
     target_date = extract_date(question)
     plan = []
     for slug in targets[:m_max]:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from common.french_dates import extract_date as extract_date  # the engine's date reader
+from common.search import SubCorpusInfo
 from common.text import casefold_without_accents
 
 
@@ -202,3 +203,18 @@ def is_full_date(value: str | None) -> bool:
 def normalise_query(query: str) -> str:
     """Normalise a query for duplicate detection."""
     return " ".join(tokens(query))
+
+
+# A French article at the start of a (lower-cased) sub-corpus name: "le Gaulois" is "Gaulois".
+LEADING_ARTICLE = re.compile(r"^(le |la |les |l'|l’)")
+
+
+def strip_mentions(text: str, infos: list[SubCorpusInfo]) -> str:
+    """Drop sub-corpus names from a query: they never occur in the documents themselves."""
+    result = text
+    for info in infos:
+        for alias in (info.name, LEADING_ARTICLE.sub("", info.name.lower())):
+            if len(alias) >= 4:
+                result = re.sub(re.escape(alias), " ", result, flags=re.IGNORECASE)
+    result = re.sub(r"\bentre\s+et\s*,?", " ", result, flags=re.IGNORECASE)
+    return " ".join(result.split())
