@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 
@@ -10,10 +9,10 @@ from django.utils import timezone
 
 from agent.models import DocumentNote, Investigation, SourceOrder, Verdict
 from agent.selectors import Source, review_sources
+from common.sentences import sentence_spans
 
 QUOTE_CHARS = 400
 QUOTE_SENTENCES = 3
-_SENTENCE_END = re.compile(r"[.!?…]+[\"'»)\]]*(?=\s)")
 
 
 @dataclass(frozen=True)
@@ -203,10 +202,10 @@ def opening_sentences(text: str, *, offset: int = 0, limit: int = QUOTE_CHARS) -
     start = len(text) - len(text.lstrip())
     end = start
     sentences = 0
-    for match in _SENTENCE_END.finditer(text, start):
-        if match.end() - start > limit or sentences == QUOTE_SENTENCES:
+    for _, sentence_end in sentence_spans(text, split_glued=False):
+        if sentence_end - start > limit or sentences == QUOTE_SENTENCES:
             break
-        end, sentences = match.end(), sentences + 1
+        end, sentences = sentence_end, sentences + 1
     if not sentences:
         end = len(text.rstrip())
     cut = end - start > limit
