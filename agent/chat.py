@@ -19,7 +19,6 @@ from agent.models import Investigation, LLMCall, PromptText
 from agent.policies import (
     NO_ENDPOINT_MESSAGE,
     endpoint_configured,
-    investigation_policy,
     role_models,
 )
 
@@ -118,7 +117,7 @@ def paid_usage(investigation_id: int) -> PaidUsage:
         calls=Count("id"), input=Sum("input_tokens"), output=Sum("output_tokens"),
         cached=Sum("cached_tokens"), seconds=Sum("seconds"))
     input_tokens, output_tokens = sums["input"] or 0, sums["output"] or 0
-    policy = investigation_policy(Investigation.objects.get(pk=investigation_id))
+    policy = Investigation.objects.get(pk=investigation_id).policy_spec
     return PaidUsage(
         llm_calls=sums["calls"], input_tokens=input_tokens, output_tokens=output_tokens,
         cached_tokens=sums["cached"] or 0, model_seconds=sums["seconds"] or 0.0,

@@ -10,8 +10,8 @@ from django.db import models
 from django.utils import timezone
 
 from agent.engine.events import Event, event_from_json
-from agent.engine.policy_spec import OFFLINE_LABEL
-from agent.policies import PolicyChoice
+from agent.engine.policy_spec import OFFLINE_LABEL, PolicyKind, PolicySpec
+from agent.policies import PolicyChoice, configured_policy
 
 
 class Batch(models.Model):
@@ -122,6 +122,22 @@ class Investigation(models.Model):
 
     def __str__(self) -> str:
         return self.question[:80]
+
+    @property
+    def policy_spec(self) -> PolicySpec:
+        """Return the policy this run was created with, at the prices stored on it.
+
+        A run recorded before prices were stored on it is priced with this instance's prices.
+        """
+        configured = configured_policy()
+        input_price, output_price = self.price_input_per_million, self.price_output_per_million
+        return PolicySpec(
+            PolicyKind(self.policy), dict(self.models_used),
+            price_input_per_million=(configured.price_input_per_million if input_price is None
+                                     else input_price),
+            price_output_per_million=(configured.price_output_per_million
+                                      if output_price is None else output_price),
+        )
 
     @classmethod
     def sources_of(cls, new: str) -> tuple[str, ...]:

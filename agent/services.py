@@ -25,10 +25,9 @@ from agent.engine.policy import Policy
 from agent.engine.ports import Retriever
 from agent.models import Batch, DocumentNote, Investigation, SourceOrder, Verdict
 from agent.policies import (
-    build_policy,
+    PolicyChoice,
     configured_policy,
     engine_config,
-    investigation_policy,
     require_usable_policy,
 )
 from agent.question_limits import question_problem
@@ -157,7 +156,7 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
         ))
         raise
     counters = result.counters
-    cost = investigation_policy(investigation).cost(counters.input_tokens, counters.output_tokens)
+    cost = investigation.policy_spec.cost(counters.input_tokens, counters.output_tokens)
     status = (Investigation.Status.CANCELLED if result.status == "cancelled"
               else Investigation.Status.FINISHED)
     with_reconnect(lambda: _owned(investigation).transition_to(
@@ -169,6 +168,19 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
     ))
     investigation.refresh_from_db()
     return investigation
+
+
+def build_policy(investigation: Investigation) -> Policy:
+    """Return the policy that runs this investigation (replaying model replies already paid)."""
+    require_usable_policy(investigation.policy)
+    if investigation.policy == PolicyChoice.LLM:
+        from agent.chat import configured_chat_model, resumable_chat_model
+        from agent.engine.llm_policy import LLMPolicy
+
+        return LLMPolicy(resumable_chat_model(configured_chat_model(), investigation))
+    from agent.engine.offline import OfflinePolicy
+
+    return OfflinePolicy()
 
 
 def _owned(investigation: Investigation):

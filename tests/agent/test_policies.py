@@ -35,24 +35,22 @@ def _llm_settings(settings, input_price: float, output_price: float) -> None:
 
 def test_a_run_is_priced_with_the_prices_it_was_created_with(settings, users):
     from agent import services
-    from agent.policies import investigation_policy
 
     _llm_settings(settings, 1.0, 4.0)
     run = services.investigation_create(owner=users["alice"], question="Les céréales ?",
                                         enqueue=False)
     _llm_settings(settings, 100.0, 400.0)  # the instance's prices change after creation
     run.refresh_from_db()
-    policy = investigation_policy(run)
+    policy = run.policy_spec
     assert policy.kind is PolicyKind.LLM and policy.label == run.policy_label
     assert policy.cost(1_000_000, 500_000) == 3.0
 
 
 def test_a_run_recorded_without_prices_is_priced_with_the_instance_prices(settings, users):
     from agent.models import Investigation
-    from agent.policies import investigation_policy
 
     _llm_settings(settings, 2.0, 8.0)
     run = Investigation.objects.create(owner=users["alice"], question="Les céréales ?",
                                        policy=PolicyChoice.LLM)
     assert run.price_input_per_million is None
-    assert investigation_policy(run).cost(1_000_000, 500_000) == 6.0
+    assert run.policy_spec.cost(1_000_000, 500_000) == 6.0
