@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.engine.events import Event, ModelCalled
-from agent.engine.policy import LLMCall
+from agent.engine.policy import ModelCallSummary
 from agent.engine.ports import EventSink
 from agent.engine.types import Counters
 
@@ -20,16 +20,16 @@ class Recorder:
         # The seq of the latest llm_call event of the latest decision (None: no model call).
         self.last_model_call_seq: int | None = None
 
-    def emit(self, event: Event, *, subquestion: int | None = None) -> None:
+    def emit(self, event: Event, *, sub_question_index: int | None = None) -> None:
         """Stamp the event with the next sequence number and its sub-question, and send it."""
         self.seq += 1
-        self.sink.emit(event.stamped(self.seq, subquestion))
+        self.sink.emit(event.stamped(self.seq, sub_question_index))
 
     def cancelled(self) -> bool:
         """Ask the sink whether to stop."""
         return bool(self.sink.cancelled())
 
-    def record_calls(self, subquestion: int | None, calls: list[LLMCall]) -> None:
+    def record_calls(self, sub_question_index: int | None, calls: list[ModelCallSummary]) -> None:
         """Emit one llm_call event per model call and add it to the counters."""
         for call in calls:
             self.counters.llm_calls += 1
@@ -41,15 +41,16 @@ class Recorder:
                 role=call.role, prompt_name=call.prompt_name, prompt_hash=call.prompt_hash,
                 model=call.model, input_tokens=call.input_tokens,
                 output_tokens=call.output_tokens, cached_tokens=call.cached_tokens,
-                seconds=call.seconds), subquestion=subquestion)
+                seconds=call.seconds), sub_question_index=sub_question_index)
             self.last_model_call_seq = self.seq
         calls.clear()
 
-    def invoke[T](self, subquestion: int | None, decide: Callable[[list[LLMCall]], T]) -> T:
+    def invoke[T](self, sub_question_index: int | None,
+                  decide: Callable[[list[ModelCallSummary]], T]) -> T:
         """Run one policy decision; its model calls are recorded even when parsing fails."""
-        calls: list[LLMCall] = []
+        calls: list[ModelCallSummary] = []
         self.last_model_call_seq = None
         try:
             return decide(calls)
         finally:
-            self.record_calls(subquestion, calls)
+            self.record_calls(sub_question_index, calls)

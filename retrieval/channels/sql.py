@@ -28,9 +28,6 @@ def where_clauses(
     if request.document_ids is not None:
         clauses.append("d.id = ANY(%s)")
         params.append(list(request.document_ids))
-    if request.exclude_document_ids:
-        clauses.append("NOT (d.id = ANY(%s))")
-        params.append(list(request.exclude_document_ids))
     if request.exclude_document_keys:
         clauses.append(f"NOT ({document_key_sql()} = ANY(%s))")
         params.append(list(request.exclude_document_keys))

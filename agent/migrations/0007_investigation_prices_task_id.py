@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agent', '0004_review_evidence_prompts_order'),
+        ('agent', '0006_sub_question_drop_unread_briefing_and_finish_reason'),
     ]
 
     operations = [
