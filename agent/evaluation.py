@@ -11,10 +11,11 @@ from agent.engine.events import Event, SearchRan, VerdictGiven, WarmStartRan
 from agent.engine.investigation import run_investigation
 from agent.engine.sinks import ListSink
 from agent.retriever import ArchiveRetriever
+from retrieval.evaluation.records import AgentFigures, EvalQuestion
 from retrieval.evaluation.systems import EvalConfig, SystemRun, register_system
 
 
-def agent_extras(events: list[Event], result) -> dict:
+def agent_figures(events: list[Event], result) -> AgentFigures:
     """Derive the accepted / held / rejected / surfaced sets and usage from a run's events."""
     accepted = {c.document_key for chunks in result.accepted.values() for c in chunks}
     held = set(result.held_document_keys) - accepted
@@ -27,17 +28,17 @@ def agent_extras(events: list[Event], result) -> dict:
             verdict_docs.setdefault(event.verdict, set()).add(event.document_key)
     rejected = verdict_docs.get("reject", set()) - accepted - held
     counters = result.counters
-    return {
-        "accepted_ids": sorted(accepted),
-        "held_ids": sorted(held),
-        "rejected_ids": sorted(rejected),
-        "surfaced_ids": sorted(surfaced),
-        "llm_calls": counters.llm_calls,
-        "input_tokens": counters.input_tokens,
-        "output_tokens": counters.output_tokens,
-        "engine_seconds": counters.engine_seconds,
-        "model_wait_seconds": counters.model_seconds,
-    }
+    return AgentFigures(
+        accepted_keys=tuple(sorted(accepted)),
+        held_keys=tuple(sorted(held)),
+        rejected_keys=tuple(sorted(rejected)),
+        surfaced_keys=tuple(sorted(surfaced)),
+        llm_calls=counters.llm_calls,
+        input_tokens=counters.input_tokens,
+        output_tokens=counters.output_tokens,
+        engine_seconds=counters.engine_seconds,
+        model_wait_seconds=counters.model_seconds,
+    )
 
 
 def _engine_system(make_policy):
@@ -46,13 +47,13 @@ def _engine_system(make_policy):
         retriever = ArchiveRetriever(sub_corpora=config.sub_corpora,
                                      document_ids=config.document_ids)
 
-        def system(question: dict) -> SystemRun:
+        def system(question: EvalQuestion) -> SystemRun:
             sink = ListSink()  # evaluation keeps events in memory and persists nothing
             started = time.perf_counter()
-            result = run_investigation(question["question"], policy=make_policy(),
+            result = run_investigation(question.question, policy=make_policy(),
                                        retriever=retriever, sink=sink, config=EngineConfig())
             return SystemRun(list(result.ranked_document_keys), time.perf_counter() - started,
-                             agent_extras(sink.events, result))
+                             agent=agent_figures(sink.events, result))
 
         return system
 

@@ -16,6 +16,8 @@ QID_MAX_CHARS = 200
 QUESTION_TYPE_MAX_CHARS = 100
 GOLD_ID_MAX_CHARS = 400
 GOLD_IDS_MAX = 200
+# A historian's note or the reason given for an override (the review page's form says as much).
+NOTE_MAX_CHARS = 2000
 
 
 def question_problem(

@@ -128,6 +128,7 @@ def dense_eval(provider, questions: list[dict], doc_filter: set[str] | None) -> 
     from archive.embeddings import embed_passages_cached
     from archive.models import Chunk
     from common.document_keys import document_key, split_document_key
+    from retrieval.evaluation.metrics import multi_gold_mrr, recall_at_k
 
     rows = list(
         Chunk.objects.select_related("document__sub_corpus")
@@ -154,8 +155,8 @@ def dense_eval(provider, questions: list[dict], doc_filter: set[str] | None) -> 
         ranking = [doc_ids[i] for i in np.argsort(-best, kind="stable")]
         rank = {d: r + 1 for r, d in enumerate(ranking)}
         gold = question["gold_ids"]
-        recall.append(sum(1 for g in gold if rank.get(g, 10**9) <= 10) / len(gold))
-        mrr.append(sum(1 / rank[g] if g in rank else 0.0 for g in gold) / len(gold))
+        recall.append(recall_at_k(ranking, gold, 10))
+        mrr.append(multi_gold_mrr(ranking, gold))
         for g in gold:
             by_genre.setdefault(genre.get(g, "?"), []).append(int(rank.get(g, 10**9) <= 10))
         for d in ranking[:10]:

@@ -1,9 +1,13 @@
-"""Limits on what a user can send: body size, parameter size, NUL characters.
+"""The one gate for request input: body size, parameter size, NUL characters, text fields.
 
-``RequestLimitsMiddleware`` refuses, before any view runs, a body larger than
-TRACE_MAX_REQUEST_BYTES (413, without reading it), and a parameter holding a NUL character
-or longer than TRACE_MAX_PARAM_CHARS (400). The checks of a question's fields live with the
-investigations (`agent/question_limits.py`).
+``RequestLimitsMiddleware`` refuses, before any view runs (and before the session is read), a body
+larger than TRACE_MAX_REQUEST_BYTES (413, without reading it), and a NUL character anywhere in the
+path, a query or form parameter, a file name or a cookie, or a query parameter longer than
+TRACE_MAX_PARAM_CHARS (400). Numbers in query parameters are parsed by ``trace_site.params``
+(ASCII digits only). The checks of the text fields a user
+stores (a question's fields, notes, override reasons) live with the investigations
+(`agent/question_limits.py`, over `common/user_text.py`), shared by forms, batch files and the
+service layer.
 """
 
 from __future__ import annotations
@@ -38,11 +42,25 @@ def _content_length(request: HttpRequest) -> int:
         return 0
 
 
+def _shown(name: str) -> str:
+    return name[:40].replace("\x00", "\\x00")
+
+
+def _path_or_cookie_problem(request: HttpRequest) -> str:
+    if "\x00" in request.path:
+        return "The address contains a NUL character (\\x00)."
+    for name, value in request.COOKIES.items():
+        if "\x00" in name or "\x00" in value:
+            return (f"The cookie {_shown(name)!r} contains a NUL character (\\x00); "
+                    "clear this site's cookies.")
+    return ""
+
+
 def _parameter_problem(request: HttpRequest) -> str:
     limit = settings.TRACE_MAX_PARAM_CHARS
     for where, params in (("query", request.GET), ("form", request.POST)):
         for name, values in params.lists():
-            shown = name[:40].replace("\x00", "\\x00")
+            shown = _shown(name)
             if "\x00" in name:
                 return f"A {where} parameter name ({shown!r}) contains a NUL character (\\x00)."
             for value in values:
@@ -70,7 +88,7 @@ def _drain(request: HttpRequest, size: int) -> None:
 
 
 class RequestLimitsMiddleware:
-    """Refuse oversized bodies (413) and parameters with NUL or of excessive length (400)."""
+    """Refuse oversized bodies (413), NUL anywhere and overlong query parameters (400)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -82,7 +100,7 @@ class RequestLimitsMiddleware:
             return _refusal(413, f"The request is too large: {_megabytes(size)} sent, at most "
                                  f"{_megabytes(limit)} accepted. Nothing was saved.")
         try:
-            problem = _parameter_problem(request)
+            problem = _path_or_cookie_problem(request) or _parameter_problem(request)
         except RequestDataTooBig:
             return _refusal(413, "The form data is too large: at most "
                                  f"{_megabytes(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)} accepted "

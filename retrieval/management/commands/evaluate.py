@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from django.conf import settings
@@ -9,6 +10,12 @@ from django.core.management.base import BaseCommand, CommandError
 
 from archive.models import CorpusRevision, Document
 from common.document_keys import document_key, split_document_key
+from common.generated_docs import (
+    GeneratedBlockError,
+    check_generated_block,
+    shown_path,
+    write_generated_block,
+)
 from retrieval.analysis import DEFAULT_OPTIONS
 from retrieval.channels import bm25
 from retrieval.channels.substring import FUZZY_THRESHOLD
@@ -19,7 +26,7 @@ from retrieval.evaluation.questions import (
     load_pool,
     load_questions,
 )
-from retrieval.evaluation.report import write_comparison, write_system
+from retrieval.evaluation.report import summary_markdown, write_comparison, write_system
 from retrieval.evaluation.runner import evaluate_system
 from retrieval.evaluation.systems import EvalConfig, system_names
 from retrieval.warm_start import CHANNEL_POOL, DEFAULT_WEIGHTS
@@ -44,6 +51,10 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=1,
                             help="questions run at once (threads); useful for LLM systems")
         parser.add_argument("--no-progress", action="store_true")
+        parser.add_argument("--write-doc", type=Path, action="append", default=[],
+                            help="write the summary table into this document (repeatable)")
+        parser.add_argument("--doc-block", default="evaluation",
+                            help="name of the generated block the table replaces")
 
     def handle(self, *args, **options):
         try:
@@ -57,6 +68,11 @@ class Command(BaseCommand):
         if unknown:
             raise CommandError(f"unknown system(s) {', '.join(unknown)}; "
                                f"registered: {', '.join(system_names())}")
+        try:
+            for doc in options["write_doc"]:  # before a long run, not after it
+                check_generated_block(doc, options["doc_block"])
+        except GeneratedBlockError as exc:
+            raise CommandError(str(exc)) from exc
         path: Path = options["questions"]
         try:
             questions = load_questions(path)
@@ -81,7 +97,7 @@ class Command(BaseCommand):
         if options["limit"]:
             questions = questions[: options["limit"]]
         config = EvalConfig(sub_corpora=sub_corpora, document_ids=document_ids)
-        gold_keys = {key for q in questions for key in q["gold_ids"]}
+        gold_keys = {key for q in questions for key in q.gold_keys}
         sub_corpus_of = {key: split_document_key(key)[0] for key in gold_keys}
         from retrieval.selectors import genre_by_sub_corpus
 
@@ -126,6 +142,33 @@ class Command(BaseCommand):
         if several:
             write_comparison(results, out)
             self.stdout.write(f"comparison -> {out / 'results.md'}")
+        for doc in options["write_doc"]:
+            try:
+                write_generated_block(doc, options["doc_block"], summary_markdown(results),
+                                      command=_command_line(options))
+            except GeneratedBlockError as exc:
+                raise CommandError(str(exc)) from exc
+            self.stdout.write(f"summary -> {doc} (block {options['doc_block']})")
+
+
+def _command_line(options: dict) -> str:
+    """Say how to measure this again, naming files by their place in the repository."""
+    def shown(path: Path) -> str:
+        return shown_path(path, Path(settings.BASE_DIR))
+
+    words = ["manage.py", "evaluate", "--questions", shown(options["questions"])]
+    for system in options["systems"]:
+        words += ["--system", system]
+    if options["pool"]:
+        words += ["--pool", shown(options["pool"])]
+    for sub_corpus in options["sub_corpora"] or []:
+        words += ["--sub-corpus", sub_corpus]
+    if options["limit"]:
+        words += ["--limit", str(options["limit"])]
+    words += ["--k", options["k"], "--out", shown(options["out"])]
+    words += [arg for doc in options["write_doc"] for arg in ("--write-doc", shown(doc))]
+    words += ["--doc-block", options["doc_block"]]
+    return shlex.join(words)
 
 
 def _dirname(system: str) -> str:
