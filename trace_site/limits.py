@@ -3,7 +3,7 @@
 ``RequestLimitsMiddleware`` refuses, before any view runs (and before the session is read), a body
 larger than TRACE_MAX_REQUEST_BYTES (413, without reading it), and a NUL character anywhere in the
 path, a query or form parameter, a file name or a cookie, or a query parameter longer than
-TRACE_MAX_PARAM_CHARS (400). Numbers in query parameters are parsed by ``trace_site.params``
+TRACE_MAX_PARAM_CHARS (400). Numbers in query parameters are parsed by ``archive.params``
 (ASCII digits only). The checks of the text fields a user
 stores (a question's fields, notes, override reasons) live with the investigations
 (`agent/question_limits.py`, over `common/user_text.py`), shared by forms, batch files and the
