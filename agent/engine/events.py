@@ -279,7 +279,8 @@ class VerdictGiven(Event):
     `reason` says why a chunk was held without the agent deciding so (widened_window,
     missing_verdict, unreviewed; "agent" for an agent's hold); `signals` holds the figures the
     verdict was decided on, when the policy states them; `evidence` is the passage (one to three
-    sentences, offsets into the document) the verdict rests on.
+    sentences, offsets into the document) the verdict rests on. `model_call_seq` is the `seq` of
+    the `llm_call` event whose reply gave a model-decided verdict (None for rules and historians).
     """
 
     kind: ClassVar[str] = "verdict"
@@ -297,6 +298,7 @@ class VerdictGiven(Event):
     rationale_truncated: bool = False
     signals: VerdictSignals | None = None
     evidence: EvidenceSpan | None = None
+    model_call_seq: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,33 +15,18 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from agent.engine.text import TermMatcher, fold
+from agent.engine.text import TermMatcher
 from agent.engine.types import EvidenceSpan
 from common.search import Hit
+from common.sentences import CAPITAL_AFTER, sentence_spans
+from common.text import casefold_without_accents
 
 MAX_CHARS = 400
 MAX_SENTENCES = 3
 MIN_QUOTE = 12  # folded letters and digits; shorter quotes are too ambiguous to place
 FUZZY_RATIO = 0.75
 
-# A sentence ends at . ! ? … (closing quotes allowed) followed by a blank and a capital, a digit,
-# a dash or an opening quote; honorifics and initials ("M. Lejeune", "J. Ferry") do not end one.
-_END = re.compile(r"[.!?…]+(?:\s?[»\"')\]])*(?=\s+[«\"(—–-]?\s*[A-ZÀ-ÖØ-Þ0-9])")
-_PARAGRAPH = re.compile(r"\n\s*\n")
-_NOT_AN_END = re.compile(r"(?:\b(?:MM?|Mme|Mlle|Mgr|St|Ste|art|Art|cf|etc|No|no|p)|\b[A-Z])$")
 _CLAUSE_BREAK = re.compile(r"[;:,]\s")
-
-
-def _raw_sentences(text: str) -> list[tuple[int, int]]:
-    """Split text into sentences (start, end), paragraph breaks included."""
-    cuts = {0, len(text)}
-    for match in _PARAGRAPH.finditer(text):
-        cuts.add(match.end())
-    for match in _END.finditer(text):
-        if not _NOT_AN_END.search(text, max(0, match.start() - 6), match.start()):
-            cuts.add(match.end())
-    bounds = sorted(cuts)
-    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if text[a:b].strip()]
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
@@ -72,10 +57,8 @@ def _pieces(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]
 def sentences(text: str, limit: int = MAX_CHARS) -> list[tuple[int, int]]:
     """Return the chunk's sentences as (start, end) offsets, none longer than `limit`."""
     spans: list[tuple[int, int]] = []
-    for a, b in _raw_sentences(text):
-        a, b = _trim(text, a, b)
-        if b > a:
-            spans.extend(_pieces(text, a, b, limit))
+    for a, b in sentence_spans(text, rules=CAPITAL_AFTER):
+        spans.extend(_pieces(text, a, b, limit))
     return spans
 
 
@@ -85,7 +68,7 @@ def sentences(text: str, limit: int = MAX_CHARS) -> list[tuple[int, int]]:
 @lru_cache(maxsize=4096)
 def _kept(char: str) -> str:
     """Return a character folded, keeping only its letters and digits."""
-    return "".join(folded for folded in fold(char) if folded.isalnum())
+    return "".join(folded for folded in casefold_without_accents(char) if folded.isalnum())
 
 
 def _normalised(text: str) -> tuple[str, list[int]]:

@@ -28,7 +28,7 @@ from datetime import date, timedelta
 from typing import Literal
 
 from agent.engine.evidence import best_sentences
-from agent.engine.offline_plan import offline_plan, strip_mentions
+from agent.engine.offline_plan import offline_plan
 from agent.engine.policy import (
     BriefContext,
     HeldContext,
@@ -59,16 +59,17 @@ from agent.engine.text import (
     TermMatcher,
     content_terms,
     extract_entities,
-    fold,
     is_full_date,
     name_keys,
     normalise_query,
+    strip_mentions,
     surnames,
     tokens,
 )
 from agent.engine.types import WARM_START, Memory, SubQuestionSpec, VerdictSignals
 from agent.engine.wording import fitted, language_of, phrase, surface_forms
 from common.search import Hit
+from common.text import casefold_without_accents
 
 _SEARCH_OFFSET = 5  # a single-channel find ranks after the warm start's head
 _UNRANKED = 10  # accepted without signals (e.g. promoted on evidence words)
@@ -188,7 +189,7 @@ class OfflinePolicy:
             found_by=ctx.searches[-1].channel if ctx.searches else WARM_START, batch_rank=rank,
             score=hit.score, channel_ranks=dict(sorted(hit.channel_ranks.items())))
         share = signals.share
-        names = [fold(n) for n in surnames(ctx.sub_question.entities)]
+        names = [casefold_without_accents(n) for n in surnames(ctx.sub_question.entities)]
         name_hit = any(matcher.matches(n) for n in names)
         if signals.from_warm_start:
             # The fused warm start is where the sources are: its head is accepted on any overlap.

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import re
 
-from agent.engine.text import extract_date, extract_entities, fold
+from agent.engine.text import (
+    LEADING_ARTICLE,
+    extract_date,
+    extract_entities,
+    strip_mentions,
+)
 from agent.engine.types import SubQuestionSpec
 from common.search import SubCorpusInfo
+from common.text import casefold_without_accents
 
 DEBATE_WORDS = (
     "la chambre", "chambre des deputes", "deputes", "depute", "debat", "debats", "seance",
@@ -19,7 +25,6 @@ PRESS_ONLY = ("deux journaux", "quel journal", "quels journaux", "lequel des jou
 # "lequel ..., et lequel ..." contrasts two sources of one kind: the debates are a single
 # record, so the contrast is between newspapers, whatever the topic's words.
 _CONTRAST = re.compile(r"\b(?:lequel|laquelle)\b")
-_ARTICLES = re.compile(r"^(le |la |les |l'|l’)")
 _CLAUSE = re.compile(
     r",?\s+et\s+(?=(?:quel|quelle|quels|quelles|comment|pourquoi|lequel|laquelle|qui|que"
     r"|en quoi)\b)",
@@ -29,7 +34,7 @@ _CLAUSE = re.compile(
 
 def is_debate(info: SubCorpusInfo) -> bool:
     """Tell whether a sub-corpus holds parliamentary debates."""
-    text = fold(f"{info.genre} {info.name} {info.description} {info.slug}")
+    text = casefold_without_accents(f"{info.genre} {info.name} {info.description} {info.slug}")
     return any(word in text for word in ("debat", "parlement", "chambre", "seance", "officiel"))
 
 
@@ -37,14 +42,15 @@ def is_press(info: SubCorpusInfo) -> bool:
     """Tell whether a sub-corpus is a newspaper."""
     if is_debate(info):
         return False
-    text = fold(f"{info.genre} {info.name} {info.description}")
+    text = casefold_without_accents(f"{info.genre} {info.name} {info.description}")
     return any(word in text for word in ("press", "journal", "newspaper", "quotidien", "gazette"))
 
 
 def name_aliases(info: SubCorpusInfo) -> list[str]:
     """Return folded names a question may use for this sub-corpus."""
-    name = fold(info.name).strip()
-    aliases = {name, _ARTICLES.sub("", name), fold(info.slug), fold(info.slug.split("_")[0])}
+    name = casefold_without_accents(info.name).strip()
+    aliases = {name, LEADING_ARTICLE.sub("", name), casefold_without_accents(info.slug),
+               casefold_without_accents(info.slug.split("_")[0])}
     return sorted((a for a in aliases if len(a) >= 4), key=len, reverse=True)
 
 
@@ -55,7 +61,7 @@ def _find(folded: str, phrase: str) -> int:
 
 def mentioned_targets(question: str, infos: list[SubCorpusInfo]) -> list[str]:
     """Return the sub-corpora a question points to, in order of mention; empty if none."""
-    folded = fold(question).replace("’", "'")
+    folded = casefold_without_accents(question).replace("’", "'")
     found: dict[str, int] = {}
     named_press = False
     for info in infos:
@@ -95,17 +101,6 @@ def clauses(question: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def strip_mentions(text: str, infos: list[SubCorpusInfo]) -> str:
-    """Drop sub-corpus names from a query: they never occur in the documents themselves."""
-    result = text
-    for info in infos:
-        for alias in (info.name, _ARTICLES.sub("", info.name.lower())):
-            if len(alias) >= 4:
-                result = re.sub(re.escape(alias), " ", result, flags=re.IGNORECASE)
-    result = re.sub(r"\bentre\s+et\s*,?", " ", result, flags=re.IGNORECASE)
-    return " ".join(result.split())
-
-
 def offline_plan(question: str, infos: list[SubCorpusInfo], m_max: int,
                  scope_sub_corpus: str | None) -> list[SubQuestionSpec]:
     """Fan the question out per mentioned sub-corpus (all of them when none is named)."""
@@ -116,7 +111,8 @@ def offline_plan(question: str, infos: list[SubCorpusInfo], m_max: int,
     parts = clauses(question)
     names = {alias for info in infos for alias in name_aliases(info)}
     entities = tuple(e for e in extract_entities(question)
-                     if _ARTICLES.sub("", fold(e).replace("’", "'")) not in names)
+                     if LEADING_ARTICLE.sub("", casefold_without_accents(e).replace("’", "'"))
+                     not in names)
     target_date = extract_date(question)
     plan = []
     for slug in targets[:m_max]:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from common.french_dates import extract_date as extract_date  # the engine's date reader
+from common.search import SubCorpusInfo
 from common.text import casefold_without_accents
 
 
@@ -57,24 +58,9 @@ _SENTENCE_START_CAPS = _words(
 )
 
 
-_FOLDED: dict[int, str] = {}  # character -> its fold, filled as characters are met
-
-
-def fold(text: str) -> str:
-    """Lowercase and strip accents; OCR ligatures become plain letters.
-
-    The same as `casefold_without_accents`, which folds character by character, but through a
-    translation table of the characters met so far, so long OCR texts fold at C speed.
-    """
-    missing = {char for char in set(text) if ord(char) not in _FOLDED}
-    for char in missing:
-        _FOLDED[ord(char)] = casefold_without_accents(char)
-    return text.translate(_FOLDED)
-
-
 def tokens(text: str) -> list[str]:
     """Return folded word tokens in order."""
-    return _WORD.findall(fold(text))
+    return _WORD.findall(casefold_without_accents(text))
 
 
 def content_terms(text: str, *, drop_framing: bool = True) -> list[str]:
@@ -111,7 +97,7 @@ class TermMatcher:
     """Match question terms against one chunk, tolerating OCR noise and missing spaces."""
 
     def __init__(self, text: str) -> None:
-        folded = fold(text)
+        folded = casefold_without_accents(text)
         self._tokens = set(_WORD.findall(folded))
         self._squashed = "".join(_WORD.findall(folded))
         self._trigrams: set[str] | None = None
@@ -163,7 +149,7 @@ def extract_entities(text: str) -> list[str]:
         while parts and parts[-1] in ("de", "d'", "du", "la"):
             parts.pop()
         if parts:
-            first = fold(parts[0])
+            first = casefold_without_accents(parts[0])
             sentence_start = index == 0 or words[index - 1].endswith((".", "?", "!"))
             if honorific:
                 found.setdefault(words[index][: len(raw) + 1] + " " + " ".join(parts), None)
@@ -190,7 +176,7 @@ def surnames(entities: Iterable[str]) -> list[str]:
 
 def name_keys(entities: Iterable[str]) -> list[str]:
     """Return the folded word a name is found by: its last ("Camille Pelletan" -> "pelletan")."""
-    keys = [fold(name).split()[-1] for name in surnames(entities)]
+    keys = [casefold_without_accents(name).split()[-1] for name in surnames(entities)]
     return list(dict.fromkeys(key for key in keys if len(key) >= 3))
 
 
@@ -202,3 +188,18 @@ def is_full_date(value: str | None) -> bool:
 def normalise_query(query: str) -> str:
     """Normalise a query for duplicate detection."""
     return " ".join(tokens(query))
+
+
+# A French article at the start of a (lower-cased) sub-corpus name: "le Gaulois" is "Gaulois".
+LEADING_ARTICLE = re.compile(r"^(le |la |les |l'|l’)")
+
+
+def strip_mentions(text: str, infos: list[SubCorpusInfo]) -> str:
+    """Drop sub-corpus names from a query: they never occur in the documents themselves."""
+    result = text
+    for info in infos:
+        for alias in (info.name, LEADING_ARTICLE.sub("", info.name.lower())):
+            if len(alias) >= 4:
+                result = re.sub(re.escape(alias), " ", result, flags=re.IGNORECASE)
+    result = re.sub(r"\bentre\s+et\s*,?", " ", result, flags=re.IGNORECASE)
+    return " ".join(result.split())

@@ -99,7 +99,8 @@ class Command(BaseCommand):
         if options["limit"]:
             questions = questions[: options["limit"]]
         config = EvalConfig(sub_corpora=sub_corpora, document_ids=document_ids)
-        sub_corpus_of = {key: split_document_key(key)[0] for q in questions for key in q.gold_keys}
+        gold_keys = {key for q in questions for key in q.gold_keys}
+        sub_corpus_of = {key: split_document_key(key)[0] for key in gold_keys}
         from retrieval.selectors import genre_by_sub_corpus
 
         genre_of = genre_by_sub_corpus()
