@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import lru_cache
 
 from common.french_dates import extract_date as extract_date  # the engine's date reader
 from common.text import casefold_without_accents
@@ -96,39 +95,85 @@ def stem(term: str) -> str:
     return term[: max(5, len(term) - 3)]
 
 
-def trigrams(text: str) -> set[str]:
-    """Return the character trigrams of a folded string."""
-    return {text[i : i + 3] for i in range(len(text) - 2)}
+def inflection_base(word: str) -> str:
+    """Strip French plural and feminine endings: "discutées", "discuté" -> "discut".
+
+    Only endings that change no meaning are cut, so "princes" and "principe" stay apart.
+    """
+    if len(word) > 4 and word.endswith("aux"):
+        return word[:-3] + "al"
+    if len(word) > 4 and word[-1] in "sx":
+        word = word[:-1]
+    while len(word) > 4 and word.endswith("e"):
+        word = word[:-1]
+    return word
 
 
-@lru_cache(maxsize=4096)
-def _term_trigrams(term: str) -> frozenset[str]:
-    """Return a term's trigrams (terms recur across chunks and sentences)."""
-    return frozenset(trigrams(term))
+def within_one_edit(a: str, b: str) -> bool:
+    """Tell whether two words differ by at most one substituted, added or dropped letter."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1 :] == b[i + 1 :]
+    return a[i:] == b[i + 1 :]
+
+
+# A word as printed; a word cut at a line end ("ar- ticle") is read as one word.
+_PRINTED_WORD = re.compile(r"[^\W_]+(?:-\s+[^\W\d_]+)?")
+_LINE_CUT = re.compile(r"-\s+")
+FUZZY_MIN = 7  # shorter words are matched only exactly or by inflection: OCR slips stay rare
 
 
 class TermMatcher:
-    """Match question terms against one chunk, tolerating OCR noise and missing spaces."""
+    """Match question terms against whole words of one text, as the text writes them.
+
+    A term matches a word of the text that is the same word once folded, an inflection of it
+    (plural, feminine) or, for long words, an OCR misreading of it (one letter off). Never a
+    prefix or a piece of a longer word: "princes" is not found in "principe". `written(term)`
+    returns the matching word exactly as printed, so a claim can quote the document.
+    """
 
     def __init__(self, text: str) -> None:
-        folded = fold(text)
-        self._tokens = set(_WORD.findall(folded))
-        self._squashed = "".join(_WORD.findall(folded))
-        self._trigrams: set[str] | None = None
+        self._written: dict[str, str] = {}
+        for match in _PRINTED_WORD.finditer(text):
+            printed = match.group()
+            for word in _WORD.findall(fold(_LINE_CUT.sub("", printed))):
+                self._written.setdefault(word, printed)
+        self._by_base: dict[str, str] | None = None
+        self._by_length: dict[int, list[str]] | None = None
+
+    def written(self, term: str) -> str | None:
+        """Return the word of the text the term (folded) matches, as printed; None if absent."""
+        found = self._written.get(term)
+        if found is not None:
+            return found
+        if self._by_base is None:
+            self._by_base = {}
+            for word in sorted(self._written):
+                self._by_base.setdefault(inflection_base(word), word)
+        word = self._by_base.get(inflection_base(term))
+        if word is not None:
+            return self._written[word]
+        if len(term) < FUZZY_MIN:
+            return None
+        if self._by_length is None:
+            self._by_length = {}
+            for word in sorted(self._written):
+                self._by_length.setdefault(len(word), []).append(word)
+        for size in (len(term), len(term) - 1, len(term) + 1):
+            for word in self._by_length.get(size, ()):
+                if word[0] == term[0] and within_one_edit(word, term):
+                    return self._written[word]
+        return None
 
     def matches(self, term: str) -> bool:
-        """Tell whether the term (folded) occurs, exactly, by stem or fuzzily."""
-        if term in self._tokens:
-            return True
-        if len(term) >= 5 and stem(term) in self._squashed:
-            return True
-        if len(term) >= 7:
-            if self._trigrams is None:
-                self._trigrams = trigrams(self._squashed)
-            grams = _term_trigrams(term)
-            hits = sum(1 for gram in grams if gram in self._trigrams)
-            return hits >= 0.85 * len(grams)
-        return False
+        """Tell whether the term (folded) occurs as a whole word, inflected or misread."""
+        return self.written(term) is not None
 
     def matched(self, terms: Iterable[str]) -> list[str]:
         """Return the terms that match, in the given order."""
