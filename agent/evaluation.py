@@ -6,11 +6,14 @@ import time
 
 from django.conf import settings
 
+from agent.engine.claims import quoted_words, unsupported_claims
 from agent.engine.config import EngineConfig
 from agent.engine.events import Event, SearchRan, VerdictGiven, WarmStartRan
 from agent.engine.investigation import run_investigation
 from agent.engine.sinks import ListSink
+from agent.policies import configured_policy
 from agent.retriever import ArchiveRetriever
+from archive.models import Chunk
 from retrieval.evaluation.systems import EvalConfig, SystemRun, register_system
 
 
@@ -27,6 +30,7 @@ def agent_extras(events: list[Event], result) -> dict:
             verdict_docs.setdefault(event.verdict, set()).add(event.document_key)
     rejected = verdict_docs.get("reject", set()) - accepted - held
     counters = result.counters
+    claims, false_claims = rationale_claims(events)
     return {
         "accepted_ids": sorted(accepted),
         "held_ids": sorted(held),
@@ -35,9 +39,27 @@ def agent_extras(events: list[Event], result) -> dict:
         "llm_calls": counters.llm_calls,
         "input_tokens": counters.input_tokens,
         "output_tokens": counters.output_tokens,
+        "cached_tokens": counters.cached_tokens,
+        "cost": configured_policy().cost(counters.input_tokens, counters.output_tokens),
         "engine_seconds": counters.engine_seconds,
         "model_wait_seconds": counters.model_seconds,
+        "quoted_words": claims,
+        "false_claims": false_claims,
     }
+
+
+def rationale_claims(events: list[Event]) -> tuple[int, list[dict]]:
+    """Count the words the run's rationales quote, and list those their chunk does not print."""
+    verdicts = [e for e in events if isinstance(e, VerdictGiven) and quoted_words(e.rationale)]
+    texts = dict(Chunk.objects.filter(pk__in={v.chunk_id for v in verdicts})
+                 .values_list("id", "text"))
+    claims, false = 0, []
+    for verdict in verdicts:
+        claims += len(quoted_words(verdict.rationale))
+        for word in unsupported_claims(verdict.rationale, texts.get(verdict.chunk_id, "")):
+            false.append({"chunk_id": verdict.chunk_id, "word": word,
+                          "rationale": verdict.rationale})
+    return claims, false
 
 
 def _engine_system(make_policy):

@@ -129,6 +129,11 @@ _LINE_CUT = re.compile(r"-\s+")
 FUZZY_MIN = 7  # shorter words are matched only exactly or by inflection: OCR slips stay rare
 
 
+def printed_words(text: str) -> set[str]:
+    """Return every whole word of a text exactly as printed ("ar- ticle" kept as one)."""
+    return {match.group() for match in _PRINTED_WORD.finditer(text)}
+
+
 class TermMatcher:
     """Match question terms against whole words of one text, as the text writes them.
 

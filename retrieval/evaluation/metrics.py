@@ -136,10 +136,14 @@ def _agent_figures(rows: Sequence[Mapping], out: dict) -> None:
     out["p_acc"] = sum(p for p, _ in pairs) / n
     out["r_acc"] = sum(r for _, r in pairs) / n
     out["accepted_mean"] = sum(len(r["extras"]["accepted_ids"]) for r in agent_rows) / n
-    for key in ("llm_calls", "input_tokens", "output_tokens"):
+    for key in ("llm_calls", "input_tokens", "output_tokens", "cost"):
         values = [r["extras"][key] for r in agent_rows if key in r["extras"]]
         if values:
             out[f"{key}_mean"] = sum(values) / len(values)
+    if any("quoted_words" in r["extras"] for r in agent_rows):
+        # Words the rationales quote that their passage does not print (must stay 0).
+        out["quoted_words"] = sum(r["extras"].get("quoted_words", 0) for r in agent_rows)
+        out["false_claims"] = sum(len(r["extras"].get("false_claims", ())) for r in agent_rows)
     for key in ("engine_seconds", "model_wait_seconds"):
         values = [r["extras"][key] for r in agent_rows if key in r["extras"]]
         if values:
