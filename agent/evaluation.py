@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from django.conf import settings
 
@@ -10,11 +11,17 @@ from agent.engine.claims import quoted_words, unsupported_claims
 from agent.engine.config import EngineConfig
 from agent.engine.events import Event, SearchRan, VerdictGiven, WarmStartRan
 from agent.engine.investigation import run_investigation
+from agent.engine.prompting import Prompt
 from agent.engine.sinks import ListSink
 from agent.policies import configured_policy
 from agent.retriever import ArchiveRetriever
 from archive.models import Chunk
-from retrieval.evaluation.systems import EvalConfig, SystemRun, register_system
+from retrieval.evaluation.systems import (
+    EvalConfig,
+    SystemRun,
+    register_prompt_preview,
+    register_system,
+)
 
 
 def agent_extras(events: list[Event], result) -> dict:
@@ -97,6 +104,32 @@ def _llm_policy():
     return LLMPolicy(configured_chat_model())
 
 
+def preview_trace_prompts(question: dict, config: EvalConfig,
+                          write: Callable[[str], None]) -> None:
+    """Write every prompt the `trace` system would send for a question; no model is called."""
+    from agent.engine.prompt_preview import PromptPreviewPolicy
+
+    count = 0
+
+    def show(prompt: Prompt) -> None:
+        nonlocal count
+        count += 1
+        write(f"===== prompt {count}: {prompt.name} (role {prompt.role}, sha256 "
+              f"{prompt.hash[:12]}) =====")
+        write("----- system -----")
+        write(prompt.system)
+        write("----- user -----")
+        write(prompt.user)
+
+    retriever = ArchiveRetriever(sub_corpora=config.sub_corpora,
+                                 document_ids=config.document_ids)
+    write(f"question {question.get('qid', '')}: {question['question']}")
+    run_investigation(question["question"], policy=PromptPreviewPolicy(show),
+                      retriever=retriever, sink=ListSink(), config=EngineConfig())
+    write(f"===== {count} prompts; decisions taken by the offline rules, no model called =====")
+
+
 def register() -> None:
     register_system("offline", _engine_system(_offline_policy))
     register_system("trace", _engine_system(_llm_policy))
+    register_prompt_preview("trace", preview_trace_prompts)

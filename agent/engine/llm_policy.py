@@ -19,7 +19,7 @@ from agent.engine.policy import (
     StepContext,
 )
 from agent.engine.ports import ChatModel
-from agent.engine.prompting import render_prompt
+from agent.engine.prompting import Prompt, render_prompt
 from agent.engine.schemas import (
     AgentStep,
     Briefing,
@@ -44,12 +44,16 @@ class LLMPolicy:
         self.held_chars = held_chars
         self.name = "LLM policy"
 
+    def prompt(self, role: str, prompt_name: str, ctx: Any) -> Prompt:
+        """Render the prompt one decision point sends, for the role that answers it."""
+        return render_prompt(prompt_name, role, chunk_chars=self.chunk_chars,
+                             held_chars=self.held_chars, **_variables(ctx))
+
     def _ask[M: BaseModel](
         self, role: str, prompt_name: str, ctx: Any, output: type[M], calls: list[LLMCall]
     ) -> M:
         """Render, call the model, record the call, then parse (a parse error propagates)."""
-        prompt = render_prompt(prompt_name, role, chunk_chars=self.chunk_chars,
-                               held_chars=self.held_chars, **_variables(ctx))
+        prompt = self.prompt(role, prompt_name, ctx)
         started = time.perf_counter()
         result = self.chat.complete(prompt)
         calls.append(LLMCall(

@@ -20,7 +20,7 @@ from retrieval.evaluation.questions import (
 )
 from retrieval.evaluation.report import write_comparison, write_system
 from retrieval.evaluation.runner import evaluate_system
-from retrieval.evaluation.systems import EvalConfig, system_names
+from retrieval.evaluation.systems import EvalConfig, preview_prompts, system_names
 from retrieval.warm_start import CHANNEL_POOL, DEFAULT_WEIGHTS
 
 
@@ -31,7 +31,7 @@ class Command(BaseCommand):
         parser.add_argument("--questions", required=True, type=Path)
         parser.add_argument("--system", action="append", required=True, dest="systems",
                             help=f"repeatable; registered: {', '.join(system_names())}")
-        parser.add_argument("--out", required=True, type=Path)
+        parser.add_argument("--out", type=Path, help="results directory (not with --dry-run)")
         parser.add_argument("--limit", type=int, default=None, help="first N questions only")
         parser.add_argument("--k", default="2,5,10,20", help="comma-separated cut-offs")
         parser.add_argument("--sub-corpus", action="append", dest="sub_corpora",
@@ -43,6 +43,9 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=1,
                             help="questions run at once (threads); useful for LLM systems")
         parser.add_argument("--no-progress", action="store_true")
+        parser.add_argument("--dry-run", action="store_true",
+                            help="print the prompts of the first question (after --limit) "
+                                 "without calling any model, then stop")
 
     def handle(self, *args, **options):
         try:
@@ -51,6 +54,8 @@ class Command(BaseCommand):
             raise CommandError(f"--k must be comma-separated integers: {exc}") from exc
         if not ks or min(ks) < 1:
             raise CommandError("--k needs positive cut-offs")
+        if not options["out"] and not options["dry_run"]:
+            raise CommandError("--out is required (results directory), except with --dry-run")
         ks = sorted(set(ks) | {10})  # recall@10 feeds the sub-corpus and miss figures
         unknown = [s for s in options["systems"] if s not in system_names()]
         if unknown:
@@ -80,6 +85,15 @@ class Command(BaseCommand):
         if options["limit"]:
             questions = questions[: options["limit"]]
         config = EvalConfig(sub_corpora=sub_corpora, document_ids=document_ids)
+        if options["dry_run"]:
+            if not questions:
+                raise CommandError("no question to preview")
+            for name in options["systems"]:
+                try:
+                    preview_prompts(name, questions[0], config, self.stdout.write)
+                except KeyError as exc:
+                    raise CommandError(exc.args[0]) from exc
+            return
         sub_corpus_of = {key: key.partition(":")[0] for q in questions for key in q["gold_ids"]}
         from retrieval.selectors import genre_by_sub_corpus
 
