@@ -54,8 +54,11 @@ def plausible_reply(prompt: Prompt) -> str:
     if prompt.name == "agent":
         pending = _CHUNK.findall(user)
         if pending:
-            verdicts = [{"chunk_id": int(cid), "verdict": "accept" if i == 0 else "reject",
-                         "rationale": "first chunk of the batch" if i == 0 else "not relevant"}
+            # Accept the first, hold the second (so held re-evaluation has work), reject the rest.
+            answers = [("accept", "first chunk of the batch"), ("hold", "second of the batch")]
+            verdicts = [{"chunk_id": int(cid),
+                         "verdict": answers[i][0] if i < len(answers) else "reject",
+                         "rationale": answers[i][1] if i < len(answers) else "not relevant"}
                         for i, cid in enumerate(pending)]
             return json.dumps({"thought": "review", "action": "review",
                                "args": {"verdicts": verdicts}, "memory_update": memory})
