@@ -161,9 +161,9 @@ class TermMatcher:
             self._by_base = {}
             for word in sorted(self._written):
                 self._by_base.setdefault(inflection_base(word), word)
-        word = self._by_base.get(inflection_base(term))
-        if word is not None:
-            return self._written[word]
+        inflected = self._by_base.get(inflection_base(term))
+        if inflected is not None:
+            return self._written[inflected]
         if len(term) < FUZZY_MIN:
             return None
         if self._by_length is None:
