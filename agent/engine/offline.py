@@ -28,7 +28,7 @@ from datetime import date, timedelta
 from typing import Literal
 
 from agent.engine.evidence import best_sentences, most_terms_in_a_sentence
-from agent.engine.offline_plan import offline_plan, strip_mentions
+from agent.engine.offline_plan import offline_plan, search_text, strip_mentions
 from agent.engine.policy import (
     BriefContext,
     HeldContext,
@@ -158,7 +158,7 @@ class OfflinePolicy:
         queue: list[dict[str, object]] = []
         base = {"date_from": None, "date_to": None, "sub_corpus": target}
         queue.append({"channel": "bm25", "query": " ".join([*names, *terms]), **base})
-        queue.append({"channel": "dense", "query": sq.text, **base})
+        queue.append({"channel": "dense", "query": search_text(sq.text), **base})
         if names:
             queue.append({"channel": "bm25", "query": " ".join(names), **base})
         for name in sorted(names, key=len, reverse=True)[:2]:
