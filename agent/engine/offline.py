@@ -28,7 +28,7 @@ from datetime import date, timedelta
 from typing import Literal
 
 from agent.engine.evidence import best_sentences, most_terms_in_a_sentence
-from agent.engine.offline_plan import offline_plan, search_text, strip_mentions
+from agent.engine.offline_plan import KIND_WORDS, offline_plan, search_text, strip_mentions
 from agent.engine.policy import (
     BriefContext,
     HeldContext,
@@ -184,6 +184,8 @@ class OfflinePolicy:
         (up to three sentences), or a named person or place must stand beside them, or the
         chunk must be dated as the question asks.
         """
+        # Words naming a kind of source ("Chambre", "presse") say nothing of a passage's topic.
+        terms = [term for term in terms if term not in KIND_WORDS]
         signals = self.signals(ctx, terms, hit, rank)
         if self.decisive(signals):
             strong = rank <= self.accept_rank if signals.from_warm_start else rank <= 2

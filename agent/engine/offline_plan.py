@@ -21,6 +21,10 @@ DEBATE_WORDS = (
     "journal officiel", "parlement", "parlementaire", "parlementaires", "tribune", "assemblee",
 )  # fmt: skip
 PRESS_WORDS = ("la presse", "presse", "journaux", "journal", "quotidien", "quotidiens", "gazette")
+# Words that name a kind of source, not what a source says: they never tell two debates (or
+# two articles) apart, so they are no evidence that a passage answers the question.
+KIND_WORDS = frozenset(word for phrase in DEBATE_WORDS + PRESS_WORDS for word in phrase.split()
+                       if len(word) > 2)
 # Comparisons between newspapers stay inside the press.
 PRESS_ONLY = ("deux journaux", "quel journal", "quels journaux", "lequel des journaux",
               "des deux journaux")
@@ -97,6 +101,13 @@ def mentioned_targets(question: str, infos: list[SubCorpusInfo]) -> list[str]:
     return sorted(found, key=lambda slug: (found[slug], slug))
 
 
+def _names_a_kind(entity: str) -> bool:
+    """Tell whether a capitalised phrase names a kind of source ("Chambre des députés")."""
+    folded = fold(entity).replace("’", "'")
+    return any(_find(folded, phrase) >= 0 for phrase in DEBATE_WORDS + PRESS_WORDS) or all(
+        word in KIND_WORDS for word in re.findall(r"\w+", folded) if len(word) > 2)
+
+
 def clauses(question: str) -> list[str]:
     """Split a question at coordinated interrogative clauses."""
     parts = [p.strip(" ,;?") for p in _CLAUSE.split(question)]
@@ -114,9 +125,6 @@ def strip_mentions(text: str, infos: list[SubCorpusInfo]) -> str:
     return " ".join(result.split())
 
 
-# The topic of a clause: what follows "au sujet de", "à propos de", "concernant" or "sur".
-_TOPIC = re.compile(r"\b(?:au sujet d(?:e|u|es|['’])|à propos d(?:e|u|es|['’])|concernant|sur)"
-                    r"\s*(.+)$", re.IGNORECASE)
 _SIDE_MARK = " — "
 _ORDINALS = ("1er", "2e", "3e", "4e", "5e", "6e")
 
@@ -124,12 +132,6 @@ _ORDINALS = ("1er", "2e", "3e", "4e", "5e", "6e")
 def search_text(sub_question_text: str) -> str:
     """Return a sub-question's text without the side it covers (not words of the documents)."""
     return sub_question_text.split(_SIDE_MARK)[0]
-
-
-def topic(clause: str) -> str:
-    """Return what a clause is about: the phrase after "au sujet de", "sur"..., else the clause."""
-    match = _TOPIC.search(clause)
-    return match.group(1).strip(" ,;?") if match else clause
 
 
 _FRAMING_BASES = frozenset(inflection_base(word) for word in FRAMING_WORDS)
@@ -174,7 +176,8 @@ def offline_plan(question: str, infos: list[SubCorpusInfo], m_max: int,
     parts = clauses(question)
     names = {alias for info in infos for alias in name_aliases(info)}
     entities = tuple(e for e in extract_entities(question)
-                     if _ARTICLES.sub("", fold(e).replace("’", "'")) not in names)
+                     if _ARTICLES.sub("", fold(e).replace("’", "'")) not in names
+                     and not _names_a_kind(e))
     target_date = extract_date(question)
     texts = []
     for slug in targets[:m_max]:
@@ -183,7 +186,8 @@ def offline_plan(question: str, infos: list[SubCorpusInfo], m_max: int,
         own = own or [p for p in parts if not any(_points_to(p, i) for i in infos)] or parts
         text = " ; ".join(own) or question
         if not _has_content(text, infos):
-            topics = [topic(p) for p in parts if p not in own and _has_content(p, infos)]
+            # The whole clause, not just its topic phrase: the warm start searches this text.
+            topics = [p for p in parts if p not in own and _has_content(p, infos)]
             if topics:
                 text = f"{text} ({' ; '.join(topics)})"
         texts.append(strip_mentions(text, infos) or question)

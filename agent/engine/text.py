@@ -45,7 +45,7 @@ FRAMING_WORDS = _words(
     lesquels quelle quel quels quelles comment pourquoi difference differences apparait
     apparaissent cadrage vision visions point vue maniere davantage plutot explique
     expliquent resume resument illustre illustrent concernant sujet egard propos
-    reagit reagissent reagi
+    reagit reagissent reagi rapportee rapportees rapportes
     """
 )
 
