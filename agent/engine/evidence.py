@@ -200,8 +200,9 @@ def best_sentences(text: str, terms: Sequence[str], names: Sequence[str] = (), *
         return len(words - covered[0]) + 2 * len(people - covered[1])
 
     # On a tie, a sentence beats a headline: the headline names the topic, the sentence says it.
-    best = max(range(len(spans)), key=lambda i: (weight(i), not _is_headline(text, *spans[i]),
-                                                 -i))
+    weights = [weight(i) for i in range(len(spans))]
+    tied = [i for i, w in enumerate(weights) if w == max(weights)]
+    best = next((i for i in tied if not _is_headline(text, *spans[i])), tied[0])
     first = last = best
     covered = (set(found[best][0]), set(found[best][1]))
     while last - first + 1 < most:

@@ -59,6 +59,7 @@ from agent.engine.text import (
     extract_entities,
     inflection_base,
     is_full_date,
+    matcher_for,
     name_keys,
     normalise_query,
     surnames,
@@ -199,9 +200,8 @@ class OfflinePolicy:
             verdict = "hold"
         else:
             verdict = "reject"
-        names = name_keys(ctx.sub_question.entities)
-        start, end = best_sentences(hit.text, terms, names)
-        matcher = TermMatcher(hit.text)
+        start, end = best_sentences(hit.text, terms, name_keys(ctx.sub_question.entities))
+        matcher = matcher_for(hit.text)
         # A name is claimed only when printed as spelt (an OCR misreading is not the name).
         named = [entity for entity in ctx.sub_question.entities
                  if any(_spelt(matcher, key) for key in name_keys([entity]))]
@@ -213,7 +213,7 @@ class OfflinePolicy:
 
     def signals(self, ctx: StepContext, terms: list[str], hit: Hit, rank: int) -> VerdictSignals:
         """Measure what a verdict rests on: matched words as printed, their spread, names, date."""
-        matcher = TermMatcher(hit.text)
+        matcher = matcher_for(hit.text)
         matched = matcher.matched(terms)
         names = name_keys(ctx.sub_question.entities)
         start, end = best_sentences(hit.text, terms, names)
@@ -283,7 +283,7 @@ class OfflinePolicy:
                                             signals=held.signals))
                 continue
             if len(evidence) >= 2 and len(accepted_docs) < self.max_accepted:
-                matcher = TermMatcher(held.hit.text)
+                matcher = matcher_for(held.hit.text)
                 hits = matcher.matched(evidence)
                 if len(hits) >= 2 and len(hits) / len(evidence) >= self.promote_share:
                     accepted_docs.add(doc)
@@ -302,7 +302,7 @@ class OfflinePolicy:
         extra: Counter[str] = Counter()
         for a in ctx.accepted:
             text = ctx.accepted_text.get(a.chunk_id, "")
-            matcher = TermMatcher(text)
+            matcher = matcher_for(text)
             matched.update(matcher.matched(terms))
             names.update(e for e in extract_entities(text) if e.startswith(("M. ", "MM. ")))
             extra.update(t for t in content_terms(text) if len(t) >= 6 and t not in terms

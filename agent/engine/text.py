@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from common.french_dates import extract_date as extract_date  # the engine's date reader
 from common.text import casefold_without_accents
@@ -96,6 +97,7 @@ def stem(term: str) -> str:
     return term[: max(5, len(term) - 3)]
 
 
+@lru_cache(maxsize=65536)
 def inflection_base(word: str) -> str:
     """Strip French plural and feminine endings: "discutées", "discuté" -> "discut".
 
@@ -135,6 +137,12 @@ def printed_words(text: str) -> set[str]:
     return {match.group() for match in _PRINTED_WORD.finditer(text)}
 
 
+@lru_cache(maxsize=65536)
+def _folded_words(printed: str) -> tuple[str, ...]:
+    """Fold one printed word (words recur across chunks and sentences, so this is cached)."""
+    return tuple(_WORD.findall(fold(_LINE_CUT.sub("", printed))))
+
+
 class TermMatcher:
     """Match question terms against whole words of one text, as the text writes them.
 
@@ -146,12 +154,11 @@ class TermMatcher:
 
     def __init__(self, text: str) -> None:
         self._written: dict[str, str] = {}
-        for match in _PRINTED_WORD.finditer(text):
-            printed = match.group()
-            for word in _WORD.findall(fold(_LINE_CUT.sub("", printed))):
+        for printed in _PRINTED_WORD.findall(text):
+            for word in _folded_words(printed):
                 self._written.setdefault(word, printed)
         self._by_base: dict[str, str] | None = None
-        self._by_length: dict[int, list[str]] | None = None
+        self._by_shape: dict[tuple[int, str], list[str]] | None = None
 
     def written(self, term: str) -> str | None:
         """Return the word of the text the term (folded) matches, as printed; None if absent."""
@@ -167,13 +174,13 @@ class TermMatcher:
             return self._written[inflected]
         if len(term) < FUZZY_MIN:
             return None
-        if self._by_length is None:
-            self._by_length = {}
+        if self._by_shape is None:
+            self._by_shape = {}
             for word in sorted(self._written):
-                self._by_length.setdefault(len(word), []).append(word)
+                self._by_shape.setdefault((len(word), word[0]), []).append(word)
         for size in (len(term), len(term) - 1, len(term) + 1):
-            for word in self._by_length.get(size, ()):
-                if word[0] == term[0] and within_one_edit(word, term):
+            for word in self._by_shape.get((size, term[0]), ()):
+                if within_one_edit(word, term):
                     return self._written[word]
         return None
 
@@ -253,3 +260,9 @@ def is_full_date(value: str | None) -> bool:
 def normalise_query(query: str) -> str:
     """Normalise a query for duplicate detection."""
     return " ".join(tokens(query))
+
+
+@lru_cache(maxsize=256)
+def matcher_for(text: str) -> TermMatcher:
+    """Return the term matcher of a text, shared (a chunk is judged, briefed and re-read)."""
+    return TermMatcher(text)
