@@ -34,7 +34,7 @@ def main() -> None:
         for sub_question in event.sub_questions:
             print(f"sub-question [{sub_question.target_sub_corpus}] {sub_question.text}")
     accepted = [e for e in sink.of("verdict") if e.verdict == "accept"]
-    print(f"{len(result.ranked_documents)} sources accepted")
+    print(f"{len(result.ranked_document_keys)} sources accepted")
     for verdict in accepted:
         evidence = verdict.evidence.text if verdict.evidence else ""
         print(f"- {verdict.document_key}: {verdict.rationale}\n    « {evidence[:300]} »")

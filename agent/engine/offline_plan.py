@@ -12,7 +12,7 @@ from agent.engine.text import (
     fold,
     inflection_base,
 )
-from agent.engine.types import SubQuestion
+from agent.engine.types import SubQuestionSpec
 from agent.engine.wording import language_of
 from common.search import SubCorpusInfo
 
@@ -161,7 +161,7 @@ def _side(info: SubCorpusInfo | None, press_rank: int, language: str) -> str:
 
 
 def offline_plan(question: str, infos: list[SubCorpusInfo], m_max: int,
-                 scope_sub_corpus: str | None) -> list[SubQuestion]:
+                 scope_sub_corpus: str | None) -> list[SubQuestionSpec]:
     """Fan the question out per mentioned sub-corpus (all of them when none is named).
 
     Each sub-question asks what its sub-corpus can answer: the clause that points to it (the
@@ -198,6 +198,6 @@ def offline_plan(question: str, infos: list[SubCorpusInfo], m_max: int,
         press_rank += 1 if info is not None and not is_debate(info) else 0
         if texts.count(text) > 1:
             text += _side(info, press_rank, language)
-        plan.append(SubQuestion(text=text, target_sub_corpus=slug, entities=entities,
+        plan.append(SubQuestionSpec(text=text, target_sub_corpus=slug, entities=entities,
                                 target_date=target_date))
     return plan

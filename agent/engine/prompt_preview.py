@@ -15,11 +15,19 @@ from agent.engine.offline import OfflinePolicy
 from agent.engine.policy import (
     BriefContext,
     HeldContext,
-    LLMCall,
+    ModelCallSummary,
     PlanContext,
     RankContext,
     ReplanContext,
     StepContext,
+)
+from agent.engine.prompt_variables import (
+    agent_variables,
+    briefing_variables,
+    held_variables,
+    planner_variables,
+    rank_variables,
+    replan_variables,
 )
 from agent.engine.prompting import Prompt
 from agent.engine.schemas import (
@@ -52,35 +60,35 @@ class PromptPreviewPolicy:
         self.renderer = renderer or LLMPolicy(NoModel())
         self.decider = decider or OfflinePolicy()
 
-    def _preview(self, role: str, prompt_name: str, ctx: Any) -> None:
-        self.show(self.renderer.prompt(role, prompt_name, ctx))
+    def _preview(self, role: str, prompt_name: str, variables: dict[str, Any]) -> None:
+        self.show(self.renderer.prompt(role, prompt_name, variables))
 
-    def plan(self, ctx: PlanContext, calls: list[LLMCall]) -> PlannerOutput:
+    def plan(self, ctx: PlanContext, calls: list[ModelCallSummary]) -> PlannerOutput:
         """Show the planner prompt; plan by the rules."""
-        self._preview("planner", "planner", ctx)
+        self._preview("planner", "planner", planner_variables(ctx))
         return self.decider.plan(ctx, calls)
 
-    def step(self, ctx: StepContext, calls: list[LLMCall]) -> AgentStep:
+    def step(self, ctx: StepContext, calls: list[ModelCallSummary]) -> AgentStep:
         """Show the agent prompt; step by the rules."""
-        self._preview("agent", "agent", ctx)
+        self._preview("agent", "agent", agent_variables(ctx))
         return self.decider.step(ctx, calls)
 
-    def reevaluate_held(self, ctx: HeldContext, calls: list[LLMCall]) -> HeldReevalOutput:
+    def reevaluate_held(self, ctx: HeldContext, calls: list[ModelCallSummary]) -> HeldReevalOutput:
         """Show the held re-evaluation prompt; re-evaluate by the rules."""
-        self._preview("agent", "held", ctx)
+        self._preview("agent", "held", held_variables(ctx))
         return self.decider.reevaluate_held(ctx, calls)
 
-    def brief(self, ctx: BriefContext, calls: list[LLMCall]) -> Briefing:
+    def brief(self, ctx: BriefContext, calls: list[ModelCallSummary]) -> Briefing:
         """Show the briefing prompt; brief by the rules."""
-        self._preview("agent", "briefing", ctx)
+        self._preview("agent", "briefing", briefing_variables(ctx))
         return self.decider.brief(ctx, calls)
 
-    def replan(self, ctx: ReplanContext, calls: list[LLMCall]) -> ReplanOutput:
+    def replan(self, ctx: ReplanContext, calls: list[ModelCallSummary]) -> ReplanOutput:
         """Show the replanning prompt; replan by the rules."""
-        self._preview("planner", "replan", ctx)
+        self._preview("planner", "replan", replan_variables(ctx))
         return self.decider.replan(ctx, calls)
 
-    def rank_group(self, ctx: RankContext, calls: list[LLMCall]) -> RankOutput:
+    def rank_group(self, ctx: RankContext, calls: list[ModelCallSummary]) -> RankOutput:
         """Show the ranking prompt; rank by the rules."""
-        self._preview("reranker", "rank", ctx)
+        self._preview("reranker", "rank", rank_variables(ctx))
         return self.decider.rank_group(ctx, calls)

@@ -31,4 +31,4 @@ def test_a_run_on_the_scripted_model_sends_every_prompt_file(retriever):
     assert sent == files, f"prompt files never exercised: {sorted(files - sent)}"
     # Every reply was usable: no stage fell back for want of a parseable answer.
     assert not sink.of("error") and not sink.of("feedback")
-    assert result.ranked_documents
+    assert result.ranked_document_keys
