@@ -129,12 +129,18 @@ def within_one_edit(a: str, b: str) -> bool:
 # A word as printed; a word cut at a line end ("ar- ticle") is read as one word.
 _PRINTED_WORD = re.compile(r"[^\W_]+(?:-\s+[^\W\d_]+)?")
 _LINE_CUT = re.compile(r"-\s+")
+_BLANKS = re.compile(r"\s+")
 FUZZY_MIN = 7  # shorter words are matched only exactly or by inflection: OCR slips stay rare
 
 
+def _one_line(printed: str) -> str:
+    """Write a word cut at a line end on one line ("pré-\nsident" -> "pré- sident")."""
+    return _BLANKS.sub(" ", printed)
+
+
 def printed_words(text: str) -> set[str]:
-    """Return every whole word of a text exactly as printed ("ar- ticle" kept as one)."""
-    return {match.group() for match in _PRINTED_WORD.finditer(text)}
+    """Return every whole word of a text as printed ("ar- ticle" kept as one, on one line)."""
+    return {_one_line(match.group()) for match in _PRINTED_WORD.finditer(text)}
 
 
 @lru_cache(maxsize=65536)
@@ -156,7 +162,7 @@ class TermMatcher:
         self._written: dict[str, str] = {}
         for printed in _PRINTED_WORD.findall(text):
             for word in _folded_words(printed):
-                self._written.setdefault(word, printed)
+                self._written.setdefault(word, _one_line(printed))
         self._by_base: dict[str, str] | None = None
         self._by_shape: dict[tuple[int, str], list[str]] | None = None
 

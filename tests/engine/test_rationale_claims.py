@@ -79,6 +79,10 @@ def test_a_word_is_matched_whole_never_as_a_piece_of_a_longer_one():
     assert matcher.written("princes") is None
     assert matcher.written("principe") == "principe"
     assert matcher.written("principes") == "prin- cipes"
+    # A word cut at a line end is quoted on one line, and the check reads it so.
+    cut = "Le pré-\nsident ouvre la séance."
+    assert TermMatcher(cut).written("president") == "pré- sident"
+    assert unsupported_claims("Reprend « pré- sident »", cut) == []
     ocr = TermMatcher("La Chambre vote l'expnlsion des Princes.")
     assert ocr.written("expulsion") == "expnlsion"  # one letter misread by the OCR
     assert ocr.written("princes") == "Princes" and ocr.written("prince") == "Princes"
