@@ -16,6 +16,7 @@ from agent.engine.sinks import ListSink
 from agent.policies import configured_policy
 from agent.retriever import ArchiveRetriever
 from archive.models import Chunk
+from retrieval.evaluation.records import AgentFigures, EvalQuestion
 from retrieval.evaluation.systems import (
     EvalConfig,
     SystemRun,
@@ -24,7 +25,7 @@ from retrieval.evaluation.systems import (
 )
 
 
-def agent_extras(events: list[Event], result) -> dict:
+def agent_figures(events: list[Event], result) -> AgentFigures:
     """Derive the accepted / held / rejected / surfaced sets and usage from a run's events."""
     accepted = {c.document_key for chunks in result.accepted.values() for c in chunks}
     held = set(result.held_document_keys) - accepted
@@ -38,21 +39,21 @@ def agent_extras(events: list[Event], result) -> dict:
     rejected = verdict_docs.get("reject", set()) - accepted - held
     counters = result.counters
     claims, false_claims = rationale_claims(events)
-    return {
-        "accepted_ids": sorted(accepted),
-        "held_ids": sorted(held),
-        "rejected_ids": sorted(rejected),
-        "surfaced_ids": sorted(surfaced),
-        "llm_calls": counters.llm_calls,
-        "input_tokens": counters.input_tokens,
-        "output_tokens": counters.output_tokens,
-        "cached_tokens": counters.cached_tokens,
-        "cost": configured_policy().cost(counters.input_tokens, counters.output_tokens),
-        "engine_seconds": counters.engine_seconds,
-        "model_wait_seconds": counters.model_seconds,
-        "quoted_words": claims,
-        "false_claims": false_claims,
-    }
+    return AgentFigures(
+        accepted_keys=tuple(sorted(accepted)),
+        held_keys=tuple(sorted(held)),
+        rejected_keys=tuple(sorted(rejected)),
+        surfaced_keys=tuple(sorted(surfaced)),
+        llm_calls=counters.llm_calls,
+        input_tokens=counters.input_tokens,
+        output_tokens=counters.output_tokens,
+        engine_seconds=counters.engine_seconds,
+        model_wait_seconds=counters.model_seconds,
+        cached_tokens=counters.cached_tokens,
+        cost=configured_policy().cost(counters.input_tokens, counters.output_tokens),
+        quoted_words=claims,
+        false_claims=tuple(false_claims),
+    )
 
 
 def rationale_claims(events: list[Event]) -> tuple[int, list[dict]]:
@@ -75,13 +76,13 @@ def _engine_system(make_policy):
         retriever = ArchiveRetriever(sub_corpora=config.sub_corpora,
                                      document_ids=config.document_ids)
 
-        def system(question: dict) -> SystemRun:
+        def system(question: EvalQuestion) -> SystemRun:
             sink = ListSink()  # evaluation keeps events in memory and persists nothing
             started = time.perf_counter()
-            result = run_investigation(question["question"], policy=make_policy(),
+            result = run_investigation(question.question, policy=make_policy(),
                                        retriever=retriever, sink=sink, config=EngineConfig())
             return SystemRun(list(result.ranked_document_keys), time.perf_counter() - started,
-                             agent_extras(sink.events, result))
+                             agent=agent_figures(sink.events, result))
 
         return system
 
@@ -104,7 +105,7 @@ def _llm_policy():
     return LLMPolicy(configured_chat_model())
 
 
-def preview_trace_prompts(question: dict, config: EvalConfig,
+def preview_trace_prompts(question: EvalQuestion, config: EvalConfig,
                           write: Callable[[str], None]) -> None:
     """Write every prompt the `trace` system would send for a question; no model is called."""
     from agent.engine.prompt_preview import PromptPreviewPolicy
@@ -123,8 +124,8 @@ def preview_trace_prompts(question: dict, config: EvalConfig,
 
     retriever = ArchiveRetriever(sub_corpora=config.sub_corpora,
                                  document_ids=config.document_ids)
-    write(f"question {question.get('qid', '')}: {question['question']}")
-    run_investigation(question["question"], policy=PromptPreviewPolicy(show),
+    write(f"question {question.qid}: {question.question}")
+    run_investigation(question.question, policy=PromptPreviewPolicy(show),
                       retriever=retriever, sink=ListSink(), config=EngineConfig())
     write(f"===== {count} prompts; decisions taken by the offline rules, no model called =====")
 

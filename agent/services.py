@@ -26,7 +26,7 @@ from agent.policies import (
     require_usable_policy,
 )
 from agent.sink import DjangoEventSink
-from trace_site.limits import question_problem
+from trace_site.limits import NOTE_MAX_CHARS, question_problem, text_problem
 
 logger = logging.getLogger(__name__)
 
@@ -322,6 +322,7 @@ def verdict_override(
     """Record a historian's verdict on a document as a new row; the agent's stays untouched."""
     if decision not in Verdict.Decision.values:
         raise InvestigationError(f"Unknown decision {decision!r}.")
+    _check_note(note, label="the reason")
     if not investigation.verdicts.filter(document_key=document_key).exists():
         raise InvestigationError("This document has no verdict in this investigation.")
     # Overrides live outside the engine's event sequence, so a resumed run can never collide.
@@ -331,11 +332,17 @@ def verdict_override(
     )
 
 
+def _check_note(note: str, *, label: str) -> None:
+    if problem := text_problem(note, label=label, max_chars=NOTE_MAX_CHARS):
+        raise InvestigationError(f"{problem[0].upper()}{problem[1:]}. Nothing was saved.")
+
+
 def note_add(*, investigation: Investigation, user, document_key: str, note: str) -> DocumentNote:
     """Attach a historian's note to a document without changing its verdict."""
     note = note.strip()
     if not note:
         raise InvestigationError("The note is empty.")
+    _check_note(note, label="the note")
     return DocumentNote.objects.create(
         investigation=investigation, user=user, document_key=document_key, text=note
     )

@@ -1,9 +1,11 @@
-"""Limits on what a user can send: body size, parameter size, NUL characters, question fields.
+"""The one gate for request input: body size, parameter size, NUL characters, text fields.
 
-``RequestLimitsMiddleware`` refuses, before any view runs, a body larger than
-TRACE_MAX_REQUEST_BYTES (413, without reading it), and a parameter holding a NUL character
-or longer than TRACE_MAX_PARAM_CHARS (400). The question checks are shared by every way an
-investigation is created (the Ask form, batch files, the service layer).
+``RequestLimitsMiddleware`` refuses, before any view runs (and before the session is read), a body
+larger than TRACE_MAX_REQUEST_BYTES (413, without reading it), and a NUL character anywhere in the
+path, a query or form parameter, a file name or a cookie, or a query parameter longer than
+TRACE_MAX_PARAM_CHARS (400). Numbers in query parameters are parsed by ``trace_site.params``
+(ASCII digits only). The text checks are shared by every way an investigation, a note or an
+override is created (forms, batch files, the service layer).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ QID_MAX_CHARS = 200
 QUESTION_TYPE_MAX_CHARS = 100
 GOLD_ID_MAX_CHARS = 400
 GOLD_IDS_MAX = 200
+# A historian's note or the reason given for an override (the review page's form says as much).
+NOTE_MAX_CHARS = 2000
 
 
 def _megabytes(size: int) -> str:
@@ -72,11 +76,25 @@ def _content_length(request: HttpRequest) -> int:
         return 0
 
 
+def _shown(name: str) -> str:
+    return name[:40].replace("\x00", "\\x00")
+
+
+def _path_or_cookie_problem(request: HttpRequest) -> str:
+    if "\x00" in request.path:
+        return "The address contains a NUL character (\\x00)."
+    for name, value in request.COOKIES.items():
+        if "\x00" in name or "\x00" in value:
+            return (f"The cookie {_shown(name)!r} contains a NUL character (\\x00); "
+                    "clear this site's cookies.")
+    return ""
+
+
 def _parameter_problem(request: HttpRequest) -> str:
     limit = settings.TRACE_MAX_PARAM_CHARS
     for where, params in (("query", request.GET), ("form", request.POST)):
         for name, values in params.lists():
-            shown = name[:40].replace("\x00", "\\x00")
+            shown = _shown(name)
             if "\x00" in name:
                 return f"A {where} parameter name ({shown!r}) contains a NUL character (\\x00)."
             for value in values:
@@ -104,7 +122,7 @@ def _drain(request: HttpRequest, size: int) -> None:
 
 
 class RequestLimitsMiddleware:
-    """Refuse oversized bodies (413) and parameters with NUL or of excessive length (400)."""
+    """Refuse oversized bodies (413), NUL anywhere and overlong query parameters (400)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -116,7 +134,7 @@ class RequestLimitsMiddleware:
             return _refusal(413, f"The request is too large: {_megabytes(size)} sent, at most "
                                  f"{_megabytes(limit)} accepted. Nothing was saved.")
         try:
-            problem = _parameter_problem(request)
+            problem = _path_or_cookie_problem(request) or _parameter_problem(request)
         except RequestDataTooBig:
             return _refusal(413, "The form data is too large: at most "
                                  f"{_megabytes(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)} accepted "

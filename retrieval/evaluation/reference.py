@@ -11,6 +11,7 @@ import numpy as np
 
 from archive.models import Chunk
 from common.text import lower_without_accents
+from retrieval.evaluation.records import EvalQuestion
 
 
 class Bm25sReference:
@@ -40,11 +41,11 @@ class Bm25sReference:
         self._retriever.index(tokens, show_progress=False)
         self._n = len(data)
 
-    def __call__(self, question: dict):
+    def __call__(self, question: EvalQuestion):
         from retrieval.evaluation.systems import SystemRun
 
         start = time.perf_counter()
-        folded = [lower_without_accents(question["question"])]
+        folded = [lower_without_accents(question.question)]
         tokens = self._bm25s.tokenize(folded, stopwords="fr", show_progress=False)
         query = _query_tokens(tokens)
         scores = self._retriever.get_scores(query) if query else np.zeros(self._n)

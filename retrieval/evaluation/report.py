@@ -73,6 +73,20 @@ def system_markdown(result: dict) -> str:
     return "\n".join(parts)
 
 
+def summary_markdown(results: Sequence[dict]) -> str:
+    """Render the short table the README and docs carry: overall figures and gold-genre recall."""
+    genres = sorted({g for r in results for g in r["by_gold_genre"]})
+    cols = [c for c in ("recall@5", "recall@10", "mrr") if c in results[0]["overall"]]
+    header = ["system", *(c.replace("recall@", "R@").replace("mrr", "MRR") for c in cols),
+              *(f"{g} gold R@10" for g in genres), "latency median ms"]
+    rows = [[f"`{r['system']}`", *(r["overall"].get(c) for c in cols),
+             *(r["by_gold_genre"].get(g, {}).get("recall@10") for g in genres),
+             r["overall"]["latency_median_ms"]] for r in results]
+    intro = (f"{results[0]['n_questions']} questions of `{results[0].get('questions_file')}`; "
+             f"pool: {results[0]['settings'].get('pool')}.")
+    return intro + "\n\n" + _table(header, rows)
+
+
 def comparison_markdown(results: Sequence[dict]) -> str:
     """Render several systems side by side: overall, per type and per gold sub-corpus."""
     ks = results[0]["ks"]

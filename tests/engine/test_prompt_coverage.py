@@ -7,8 +7,7 @@ from agent.engine.llm_policy import LLMPolicy
 from agent.engine.prompting import PROMPT_DIR
 from agent.engine.sinks import ListSink
 from tests.engine.conftest import Q
-from tests.fakes.chat import ScriptedChatModel
-from tests.fakes.stub_server import plausible_reply
+from tests.fakes.chat import ScriptedChatModel, covering_reply
 
 
 def prompt_files() -> set[str]:
@@ -22,7 +21,7 @@ def prompt_files() -> set[str]:
 
 
 def test_a_run_on_the_scripted_model_sends_every_prompt_file(retriever):
-    chat = ScriptedChatModel([plausible_reply] * 300)
+    chat = ScriptedChatModel([covering_reply] * 300)
     sink = ListSink()
     result = run_investigation(Q, policy=LLMPolicy(chat), retriever=retriever, sink=sink)
     sent = {prompt.name for prompt in chat.calls}

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from archive.models import CorpusRevision, Document
+from common.document_keys import document_key, split_document_key
+from common.generated_docs import (
+    GeneratedBlockError,
+    check_generated_block,
+    shown_path,
+    write_generated_block,
+)
 from retrieval.analysis import DEFAULT_OPTIONS
 from retrieval.channels import bm25
 from retrieval.channels.substring import FUZZY_THRESHOLD
@@ -18,7 +26,7 @@ from retrieval.evaluation.questions import (
     load_pool,
     load_questions,
 )
-from retrieval.evaluation.report import write_comparison, write_system
+from retrieval.evaluation.report import summary_markdown, write_comparison, write_system
 from retrieval.evaluation.runner import evaluate_system
 from retrieval.evaluation.systems import EvalConfig, preview_prompts, system_names
 from retrieval.warm_start import CHANNEL_POOL, DEFAULT_WEIGHTS
@@ -46,6 +54,10 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true",
                             help="print the prompts of the first question (after --limit) "
                                  "without calling any model, then stop")
+        parser.add_argument("--write-doc", type=Path, action="append", default=[],
+                            help="write the summary table into this document (repeatable)")
+        parser.add_argument("--doc-block", default="evaluation",
+                            help="name of the generated block the table replaces")
 
     def handle(self, *args, **options):
         try:
@@ -61,11 +73,16 @@ class Command(BaseCommand):
         if unknown:
             raise CommandError(f"unknown system(s) {', '.join(unknown)}; "
                                f"registered: {', '.join(system_names())}")
+        try:
+            for doc in options["write_doc"]:  # before a long run, not after it
+                check_generated_block(doc, options["doc_block"])
+        except GeneratedBlockError as exc:
+            raise CommandError(str(exc)) from exc
         path: Path = options["questions"]
         try:
             questions = load_questions(path)
             rows = Document.objects.values_list("id", "sub_corpus__slug", "external_id")
-            key_to_id = {f"{slug}:{ext}": pk for pk, slug, ext in rows}
+            key_to_id = {document_key(slug, ext): pk for pk, slug, ext in rows}
             check_gold_ids(questions, set(key_to_id), path.name)
             document_ids, pool_label = None, "whole archive"
             if options["pool"]:
@@ -94,7 +111,7 @@ class Command(BaseCommand):
                 except KeyError as exc:
                     raise CommandError(exc.args[0]) from exc
             return
-        sub_corpus_of = {key: key.partition(":")[0] for q in questions for key in q["gold_ids"]}
+        sub_corpus_of = {key: split_document_key(key)[0] for q in questions for key in q.gold_keys}
         from retrieval.selectors import genre_by_sub_corpus
 
         genre_of = genre_by_sub_corpus()
@@ -138,6 +155,33 @@ class Command(BaseCommand):
         if several:
             write_comparison(results, out)
             self.stdout.write(f"comparison -> {out / 'results.md'}")
+        for doc in options["write_doc"]:
+            try:
+                write_generated_block(doc, options["doc_block"], summary_markdown(results),
+                                      command=_command_line(options))
+            except GeneratedBlockError as exc:
+                raise CommandError(str(exc)) from exc
+            self.stdout.write(f"summary -> {doc} (block {options['doc_block']})")
+
+
+def _command_line(options: dict) -> str:
+    """Say how to measure this again, naming files by their place in the repository."""
+    def shown(path: Path) -> str:
+        return shown_path(path, Path(settings.BASE_DIR))
+
+    words = ["manage.py", "evaluate", "--questions", shown(options["questions"])]
+    for system in options["systems"]:
+        words += ["--system", system]
+    if options["pool"]:
+        words += ["--pool", shown(options["pool"])]
+    for sub_corpus in options["sub_corpora"] or []:
+        words += ["--sub-corpus", sub_corpus]
+    if options["limit"]:
+        words += ["--limit", str(options["limit"])]
+    words += ["--k", options["k"], "--out", shown(options["out"])]
+    words += [arg for doc in options["write_doc"] for arg in ("--write-doc", shown(doc))]
+    words += ["--doc-block", options["doc_block"]]
+    return shlex.join(words)
 
 
 def _dirname(system: str) -> str:
