@@ -95,7 +95,10 @@ def _signals(data: Mapping[str, Any]) -> VerdictSignals:
     return VerdictSignals(
         query_terms=data["query_terms"], matched_terms=tuple(data["matched_terms"]),
         found_by=data["found_by"], batch_rank=data["batch_rank"], score=data.get("score", 0.0),
-        channel_ranks=dict(data.get("channel_ranks") or {}))
+        channel_ranks=dict(data.get("channel_ranks") or {}),
+        matched_forms=tuple(data.get("matched_forms") or ()),
+        sentence_terms=data.get("sentence_terms", 0), passage_terms=data.get("passage_terms", 0),
+        names_found=data.get("names_found", 0), date_agrees=data.get("date_agrees", False))
 
 
 def _evidence(data: Mapping[str, Any]) -> EvidenceSpan:

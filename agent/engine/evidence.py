@@ -25,6 +25,7 @@ MAX_CHARS = 400
 MAX_SENTENCES = 3
 MIN_QUOTE = 12  # folded letters and digits; shorter quotes are too ambiguous to place
 FUZZY_RATIO = 0.75
+HEADLINE_WORDS = 8
 
 _CLAUSE_BREAK = re.compile(r"[;:,]\s")
 
@@ -181,7 +182,10 @@ def best_sentences(text: str, terms: Sequence[str], names: Sequence[str] = (), *
         words, people = found[index]
         return len(words - covered[0]) + 2 * len(people - covered[1])
 
-    best = max(range(len(spans)), key=lambda i: (weight(i), -i))
+    # On a tie, a sentence beats a headline: the headline names the topic, the sentence says it.
+    weights = [weight(i) for i in range(len(spans))]
+    tied = [i for i, w in enumerate(weights) if w == max(weights)]
+    best = next((i for i in tied if not _is_headline(text, *spans[i])), tied[0])
     first = last = best
     covered = (set(found[best][0]), set(found[best][1]))
     while last - first + 1 < most:
@@ -195,6 +199,21 @@ def best_sentences(text: str, terms: Sequence[str], names: Sequence[str] = (), *
         covered[0].update(found[pick][0])
         covered[1].update(found[pick][1])
     return spans[first][0], spans[last][1]
+
+
+def _is_headline(text: str, start: int, end: int) -> bool:
+    """Tell whether a span reads as a headline: a few words, or mostly capitals."""
+    words = text[start:end].split()
+    letters = [c for c in text[start:end] if c.isalpha()]
+    capitals = sum(1 for c in letters if c.isupper())
+    return len(words) < HEADLINE_WORDS or (bool(letters) and capitals > 0.6 * len(letters))
+
+
+def most_terms_in_a_sentence(text: str, terms: Sequence[str], *,
+                             limit: int = MAX_CHARS) -> int:
+    """Return how many of the (folded) terms the richest single sentence of the text holds."""
+    _, matchers = _matchers(text, limit)
+    return max((len(matcher.matched(terms)) for matcher in matchers), default=0)
 
 
 def evidence_span(hit: Hit, *, quote: str = "", terms: Sequence[str] = (),

@@ -32,6 +32,10 @@ class AgentFigures:
     output_tokens: int = 0
     engine_seconds: float = 0.0
     model_wait_seconds: float = 0.0
+    cached_tokens: int = 0
+    cost: float = 0.0  # priced with the configured per-million-token prices
+    quoted_words: int = 0  # words the rationales quote
+    false_claims: tuple[dict, ...] = ()  # quoted words their chunk does not print (must be none)
 
     def to_json(self) -> dict:
         """Return the figures as results.json publishes them (`accepted_ids`: lists of keys)."""

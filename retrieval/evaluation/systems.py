@@ -56,6 +56,24 @@ def register_system(name: str, factory: SystemFactory) -> None:
     _registry[name] = factory
 
 
+PromptPreview = Callable[[EvalQuestion, EvalConfig, Callable[[str], None]], None]
+_previews: dict[str, PromptPreview] = {}
+
+
+def register_prompt_preview(name: str, preview: PromptPreview) -> None:
+    """Let `evaluate --system NAME --dry-run` print the prompts NAME would send a model."""
+    _previews[name] = preview
+
+
+def preview_prompts(name: str, question: EvalQuestion, config: EvalConfig,
+                    write: Callable[[str], None]) -> None:
+    """Write the prompts a system would send for one question, calling no model."""
+    if name not in _previews:
+        raise KeyError(f"system {name!r} sends no prompts; systems that do: "
+                       f"{', '.join(sorted(_previews)) or 'none'}")
+    _previews[name](question, config, write)
+
+
 def system_names() -> list[str]:
     """Return the registered system names."""
     return sorted(_registry)

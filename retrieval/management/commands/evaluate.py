@@ -30,7 +30,7 @@ from retrieval.evaluation.questions import (
 )
 from retrieval.evaluation.report import summary_markdown, write_comparison, write_system
 from retrieval.evaluation.runner import evaluate_system
-from retrieval.evaluation.systems import EvalConfig, system_names
+from retrieval.evaluation.systems import EvalConfig, preview_prompts, system_names
 from retrieval.warm_start import CHANNEL_POOL, DEFAULT_WEIGHTS
 
 
@@ -41,7 +41,7 @@ class Command(BaseCommand):
         parser.add_argument("--questions", required=True, type=Path)
         parser.add_argument("--system", action="append", required=True, dest="systems",
                             help=f"repeatable; registered: {', '.join(system_names())}")
-        parser.add_argument("--out", required=True, type=Path)
+        parser.add_argument("--out", type=Path, help="results directory (not with --dry-run)")
         parser.add_argument("--limit", type=int, default=None, help="first N questions only")
         parser.add_argument("--k", default="2,5,10,20", help="comma-separated cut-offs")
         parser.add_argument("--sub-corpus", action="append", dest="sub_corpora",
@@ -53,6 +53,9 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=1,
                             help="questions run at once (threads); useful for LLM systems")
         parser.add_argument("--no-progress", action="store_true")
+        parser.add_argument("--dry-run", action="store_true",
+                            help="print the prompts of the first question (after --limit) "
+                                 "without calling any model, then stop")
         parser.add_argument("--write-doc", type=Path, action="append", default=[],
                             help="write the summary table into this document (repeatable)")
         parser.add_argument("--doc-block", default="evaluation",
@@ -65,6 +68,8 @@ class Command(BaseCommand):
             raise CommandError(f"--k must be comma-separated integers: {exc}") from exc
         if not ks or min(ks) < 1:
             raise CommandError("--k needs positive cut-offs")
+        if not options["out"] and not options["dry_run"]:
+            raise CommandError("--out is required (results directory), except with --dry-run")
         ks = sorted(set(ks) | {10})  # recall@10 feeds the sub-corpus and miss figures
         unknown = [s for s in options["systems"] if s not in system_names()]
         if unknown:
@@ -99,8 +104,16 @@ class Command(BaseCommand):
         if options["limit"]:
             questions = questions[: options["limit"]]
         config = EvalConfig(sub_corpora=sub_corpora, document_ids=document_ids)
-        gold_keys = {key for q in questions for key in q.gold_keys}
-        sub_corpus_of = {key: split_document_key(key)[0] for key in gold_keys}
+        if options["dry_run"]:
+            if not questions:
+                raise CommandError("no question to preview")
+            for name in options["systems"]:
+                try:
+                    preview_prompts(name, questions[0], config, self.stdout.write)
+                except KeyError as exc:
+                    raise CommandError(exc.args[0]) from exc
+            return
+        sub_corpus_of = {key: split_document_key(key)[0] for q in questions for key in q.gold_keys}
         from retrieval.selectors import genre_by_sub_corpus
 
         genre_of = genre_by_sub_corpus()
