@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from django.conf import settings
 
+from agent.engine.claims import quoted_words, unsupported_claims
 from agent.engine.config import EngineConfig
 from agent.engine.events import Event, SearchRan, VerdictGiven, WarmStartRan
 from agent.engine.investigation import run_investigation
 from agent.engine.oracle import OracleJudge, OraclePolicy
+from agent.engine.prompting import Prompt
 from agent.engine.sinks import ListSink
+from agent.policies import configured_policy
 from agent.retriever import ArchiveRetriever
+from archive.models import Chunk
 from retrieval.evaluation.records import AgentFigures, EvalQuestion
-from retrieval.evaluation.systems import EvalConfig, SystemRun, register_system
+from retrieval.evaluation.systems import (
+    EvalConfig,
+    SystemRun,
+    register_prompt_preview,
+    register_system,
+)
 
 
 def agent_figures(events: list[Event], result) -> AgentFigures:
@@ -32,6 +42,7 @@ def agent_figures(events: list[Event], result) -> AgentFigures:
     held = (set(result.held_document_keys) | verdict_docs.get("hold", set())) - accepted
     rejected = verdict_docs.get("reject", set()) - accepted - held
     counters = result.counters
+    claims, false_claims = rationale_claims(events)
     return AgentFigures(
         accepted_keys=tuple(sorted(accepted)),
         held_keys=tuple(sorted(held)),
@@ -42,7 +53,25 @@ def agent_figures(events: list[Event], result) -> AgentFigures:
         output_tokens=counters.output_tokens,
         engine_seconds=counters.engine_seconds,
         model_wait_seconds=counters.model_seconds,
+        cached_tokens=counters.cached_tokens,
+        cost=configured_policy().cost(counters.input_tokens, counters.output_tokens),
+        quoted_words=claims,
+        false_claims=tuple(false_claims),
     )
+
+
+def rationale_claims(events: list[Event]) -> tuple[int, list[dict]]:
+    """Count the words the run's rationales quote, and list those their chunk does not print."""
+    verdicts = [e for e in events if isinstance(e, VerdictGiven) and quoted_words(e.rationale)]
+    texts = dict(Chunk.objects.filter(pk__in={v.chunk_id for v in verdicts})
+                 .values_list("id", "text"))
+    claims, false = 0, []
+    for verdict in verdicts:
+        claims += len(quoted_words(verdict.rationale))
+        for word in unsupported_claims(verdict.rationale, texts.get(verdict.chunk_id, "")):
+            false.append({"chunk_id": verdict.chunk_id, "word": word,
+                          "rationale": verdict.rationale})
+    return claims, false
 
 
 def _engine_system(make_policy):
@@ -105,9 +134,35 @@ def _llm_policy(question: EvalQuestion):
     return LLMPolicy(configured_chat_model())
 
 
+def preview_trace_prompts(question: EvalQuestion, config: EvalConfig,
+                          write: Callable[[str], None]) -> None:
+    """Write every prompt the `trace` system would send for a question; no model is called."""
+    from agent.engine.prompt_preview import PromptPreviewPolicy
+
+    count = 0
+
+    def show(prompt: Prompt) -> None:
+        nonlocal count
+        count += 1
+        write(f"===== prompt {count}: {prompt.name} (role {prompt.role}, sha256 "
+              f"{prompt.hash[:12]}) =====")
+        write("----- system -----")
+        write(prompt.system)
+        write("----- user -----")
+        write(prompt.user)
+
+    retriever = ArchiveRetriever(sub_corpora=config.sub_corpora,
+                                 document_ids=config.document_ids)
+    write(f"question {question.qid}: {question.question}")
+    run_investigation(question.question, policy=PromptPreviewPolicy(show),
+                      retriever=retriever, sink=ListSink(), config=EngineConfig())
+    write(f"===== {count} prompts; decisions taken by the offline rules, no model called =====")
+
+
 def register() -> None:
     register_system("offline", _engine_system(_offline_policy))
     register_system("trace", _engine_system(_llm_policy))
     for error_rate in ORACLE_ERROR_RATES:
         register_system(oracle_system_name(error_rate),
                         _engine_system(_oracle_policy(error_rate)))
+    register_prompt_preview("trace", preview_trace_prompts)

@@ -19,8 +19,8 @@ from agent.models import Batch, Investigation, Verdict
 from agent.source_review import moved, order_in_force, reviewed_sources
 from agent.stats import batch_summary
 from archive.models import SubCorpus
+from archive.params import natural_param, span_param
 from archive.selectors import document_by_key
-from trace_site.params import natural_param, span_param
 
 
 def investigation_list(request):

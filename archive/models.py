@@ -6,6 +6,8 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
+from common.document_keys import document_key
+
 # Every provider's vectors are stored at this width: shorter ones are zero-padded (cosine is
 # unchanged), longer ones are requested or truncated at this size (see archive/embeddings).
 EMBEDDING_DIMENSIONS = 512
@@ -68,7 +70,7 @@ class Document(models.Model):
     @property
     def key(self) -> str:
         """Global identifier: `<sub-corpus slug>:<external id>`."""
-        return f"{self.sub_corpus.slug}:{self.external_id}"
+        return document_key(self.sub_corpus.slug, self.external_id)
 
 
 class Chunk(models.Model):
@@ -124,3 +126,18 @@ class CorpusRevision(models.Model):
     def current(cls) -> int:
         row = cls.objects.filter(pk=1).first()
         return row.revision if row else 0
+
+
+class IndexOutbox(models.Model):
+    """A document whose rows changed, waiting to be applied by one derived index (consumer)."""
+
+    consumer = models.CharField(max_length=100)
+    # No foreign key: the mark of a deleted document must outlive it.
+    document_id = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["consumer", "id"], name="index_outbox_consumer")]
+
+    def __str__(self) -> str:
+        return f"{self.consumer}: document {self.document_id}"

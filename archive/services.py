@@ -15,6 +15,7 @@ from archive.chunking import chunk_text
 from archive.embeddings import EmbeddingProvider, embed_passages_cached, get_provider
 from archive.importers import DocumentRecord, RecordError, read_records
 from archive.models import Chunk, CorpusRevision, Document, SubCorpus
+from archive.outbox import apply_pending_logged, record_changes
 from common.search import SubCorpusInfo
 
 ON_ERROR = ("refuse", "skip")
@@ -57,6 +58,8 @@ class IngestReport:
     provider: str = ""
     seconds: float = 0.0
     revision: int = 0
+    # Documents each derived index applied after the ingest committed (empty when none ran).
+    indexed: dict[str, int] = field(default_factory=dict)
 
     @property
     def changed(self) -> int:
@@ -74,6 +77,9 @@ class IngestReport:
                if self.provider else " (embedding off)."),
             f"Corpus revision {self.revision}; {self.seconds:.1f} s.",
         ]
+        if self.indexed:
+            lines.append("Indexes brought up to date: " + ", ".join(
+                f"{name} {count} document(s)" for name, count in self.indexed.items()) + ".")
         lines += [f"  skipped {e}" for e in self.errors]
         return "\n".join(lines)
 
@@ -140,6 +146,7 @@ def documents_write_batch(
         }
         new_chunks: list[Chunk] = []
         changed = False
+        touched: list[int] = []
         for record in records:
             sub_corpus = sub_corpora[record.sub_corpus.slug]
             fields = _document_fields(record)
@@ -149,6 +156,7 @@ def documents_write_batch(
                     sub_corpus=sub_corpus, external_id=record.external_id, **fields
                 )
                 report.created += 1
+                touched.append(document.pk)
             elif document.content_hash == fields["content_hash"]:
                 report.unchanged += 1
                 continue
@@ -159,6 +167,8 @@ def documents_write_batch(
                 document.save()
                 report.updated += 1
                 changed = True
+                # Dates and texts feed the indexes: any update marks the document.
+                touched.append(document.pk)
                 if not text_changed:
                     continue
                 # New text: the old chunks, spans and vectors no longer describe it.
@@ -170,6 +180,7 @@ def documents_write_batch(
             report.chunks_embedded += len(new_chunks)
         Chunk.objects.bulk_create(new_chunks, batch_size=500)
         report.chunks_written += len(new_chunks)
+        record_changes(touched)
         if changed:
             report.revision = corpus_revision_bump()
 
@@ -216,7 +227,11 @@ def chunks_embed(
     *, provider: EmbeddingProvider, document_ids: list[int] | None = None, batch_size: int = 64,
     on_embedded: Callable[[int], object] | None = None,
 ) -> tuple[int, int]:
-    """Embed chunks lacking a vector from ``provider``: (chunks embedded, vectors computed)."""
+    """Embed chunks lacking a vector from ``provider``: (chunks embedded, vectors computed).
+
+    Marks nothing in the index outbox: no derived index reads vectors (the HNSW index lives in
+    Postgres and follows the rows in the same transaction).
+    """
     stale = Chunk.objects.filter(Q(embedding__isnull=True) | ~Q(embedding_model=provider.name))
     if document_ids is not None:
         stale = stale.filter(document_id__in=document_ids)
@@ -271,6 +286,9 @@ def ingest_records(
         emb_bar.close()
     report.seconds = time.perf_counter() - started
     report.revision = CorpusRevision.current()
+    # The indexes read committed rows only: they are brought up to date once the writes commit
+    # (at once outside a transaction, after the caller's commit inside one).
+    transaction.on_commit(lambda: report.indexed.update(apply_pending_logged()))
     return report
 
 

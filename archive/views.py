@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, render
 from archive import selectors
 from archive.highlight import Span, document_html
 from archive.models import Document, SubCorpus
-from trace_site.params import natural_param, span_param
+from archive.params import natural_param, span_param
 
 
 def _date_param(request, name: str) -> dt.date | None:
@@ -42,7 +42,7 @@ def document_detail(request, pk: int):
 
     `evidence=start-end` (or `start` and `end`) are character offsets into the text; `chunk`
     marks a chunk faintly; `from` (and `token`) link back to the investigation that cited it.
-    A malformed number in any of them is a 400 (trace_site.params).
+    A malformed number in any of them is a 400 (archive.params).
     """
     document = get_object_or_404(Document.objects.select_related("sub_corpus"), pk=pk)
     chunks = selectors.document_chunks(document)

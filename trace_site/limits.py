@@ -3,15 +3,17 @@
 ``RequestLimitsMiddleware`` refuses, before any view runs (and before the session is read), a body
 larger than TRACE_MAX_REQUEST_BYTES (413, without reading it), and a NUL character anywhere in the
 path, a query or form parameter, a file name or a cookie, or a query parameter longer than
-TRACE_MAX_PARAM_CHARS (400). Numbers in query parameters are parsed by ``trace_site.params``
-(ASCII digits only). The text checks are shared by every way an investigation, a note or an
-override is created (forms, batch files, the service layer).
+TRACE_MAX_PARAM_CHARS (400). Numbers in query parameters are parsed by ``archive.params``
+(ASCII digits only). The checks of the text fields a user
+stores (a question's fields, notes, override reasons) live with the investigations
+(`agent/question_limits.py`, over `common/user_text.py`), shared by forms, batch files and the
+service layer.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
@@ -23,15 +25,6 @@ from django.http.multipartparser import MultiPartParserError
 DRAIN_MAX_BYTES = 64_000_000
 DRAIN_MAX_SECONDS = 2.0
 
-# Lengths of the investigation fields a user supplies (agent.models.Investigation).
-QID_MAX_CHARS = 200
-QUESTION_TYPE_MAX_CHARS = 100
-GOLD_ID_MAX_CHARS = 400
-GOLD_IDS_MAX = 200
-# A historian's note or the reason given for an override (the review page's form says as much).
-NOTE_MAX_CHARS = 2000
-
-
 def _megabytes(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB"
 
@@ -40,33 +33,6 @@ def _refusal(status: int, message: str) -> HttpResponse:
     response = HttpResponse(message + "\n", status=status, content_type="text/plain; charset=utf-8")
     response["Cache-Control"] = "no-store"
     return response
-
-
-def text_problem(value: str, *, label: str, max_chars: int) -> str:
-    """Say what is wrong with a user's text for storage ("" when nothing is)."""
-    if "\x00" in value:
-        return f"{label} contains a NUL character (\\x00)"
-    if any("\ud800" <= c <= "\udfff" for c in value):
-        return f"{label} contains an invalid character (a lone surrogate)"
-    if len(value) > max_chars:
-        return f"{label} has {len(value):,} characters; at most {max_chars:,}"
-    return ""
-
-
-def question_problem(
-    *, question: str, qid: str = "", question_type: str = "", gold_keys: Iterable[str] = ()
-) -> str:
-    """Say what is wrong with the fields of a question ("" when nothing is)."""
-    gold_keys = list(gold_keys)
-    checks = [
-        text_problem(question, label="the question", max_chars=settings.TRACE_MAX_QUESTION_CHARS),
-        text_problem(qid, label="the qid", max_chars=QID_MAX_CHARS),
-        text_problem(question_type, label="the question_type", max_chars=QUESTION_TYPE_MAX_CHARS),
-        *(text_problem(g, label="a gold id", max_chars=GOLD_ID_MAX_CHARS) for g in gold_keys),
-    ]
-    if len(gold_keys) > GOLD_IDS_MAX:
-        checks.append(f"{len(gold_keys)} gold ids; at most {GOLD_IDS_MAX}")
-    return next((c for c in checks if c), "")
 
 
 def _content_length(request: HttpRequest) -> int:

@@ -9,8 +9,9 @@ import math
 from collections import Counter
 from datetime import date
 
-from agent.engine.text import STOPWORDS, fold, stem, tokens
+from agent.engine.text import STOPWORDS, stem, tokens
 from common.search import Hit, SearchRequest, SubCorpusInfo
+from common.text import casefold_without_accents
 
 
 def _terms(text: str) -> list[str]:
@@ -135,8 +136,9 @@ class InMemoryRetriever:
         elif request.channel == "dense":
             scores = self._overlap(request.query, pool)
         elif request.channel == "substring":
-            needle = fold(request.query).strip()
-            scores = {c.chunk_id: 1.0 for c in pool if needle and needle in fold(c.text)}
+            needle = casefold_without_accents(request.query).strip()
+            scores = {c.chunk_id: 1.0 for c in pool
+                      if needle and needle in casefold_without_accents(c.text)}
         else:
             scores = {c.chunk_id: 1.0 / (1 + i) for i, c in
                       enumerate(sorted(pool, key=lambda c: (c.date or "", c.chunk_id)))}

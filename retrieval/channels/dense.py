@@ -10,6 +10,7 @@ from typing import Protocol
 import numpy as np
 from django.db import connection, transaction
 
+from common.document_keys import document_key_sql
 from common.search import Hit, SearchRequest
 from retrieval.channels.base import best_chunk_per_document
 from retrieval.channels.sql import FROM_CHUNKS, where_sql
@@ -86,7 +87,7 @@ def search_vector(vector, request: SearchRequest, *, model_name: str | None) -> 
     where, params = where_sql(request, *extra)
     literal = _literal(np.asarray(vector, dtype=np.float32))
     sql = (
-        "SELECT c.id, d.id, s.slug || ':' || d.external_id, s.slug, "
+        f"SELECT c.id, d.id, {document_key_sql()}, s.slug, "
         f"c.embedding <=> %s::vector AS distance FROM {FROM_CHUNKS} {where} "
         "ORDER BY c.embedding <=> %s::vector LIMIT %s"
     )

@@ -141,6 +141,10 @@ def _agent_figures(rows: Sequence[ResultRow], out: dict) -> None:
     out["llm_calls_mean"] = sum(agent.llm_calls for _, agent in agent_rows) / n
     out["input_tokens_mean"] = sum(agent.input_tokens for _, agent in agent_rows) / n
     out["output_tokens_mean"] = sum(agent.output_tokens for _, agent in agent_rows) / n
+    out["cost_mean"] = sum(agent.cost for _, agent in agent_rows) / n
+    # Words the rationales quote, and those their passage does not print (must stay 0).
+    out["quoted_words"] = sum(agent.quoted_words for _, agent in agent_rows)
+    out["false_claims"] = sum(len(agent.false_claims) for _, agent in agent_rows)
     out["engine_seconds_median"] = median([agent.engine_seconds for _, agent in agent_rows])
     out["model_wait_seconds_median"] = median([agent.model_wait_seconds
                                                for _, agent in agent_rows])

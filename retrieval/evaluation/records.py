@@ -34,6 +34,10 @@ class AgentFigures:
     model_wait_seconds: float = 0.0
     oracle_decisions: int = 0  # the oracle judge's decisions and flipped ones (0 otherwise)
     oracle_errors: int = 0
+    cached_tokens: int = 0
+    cost: float = 0.0  # priced with the configured per-million-token prices
+    quoted_words: int = 0  # words the rationales quote
+    false_claims: tuple[dict, ...] = ()  # quoted words their chunk does not print (must be none)
 
     def to_json(self) -> dict:
         """Return the figures as results.json publishes them (`accepted_ids`: lists of keys)."""

@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 from archive.models import Chunk
+from common.document_keys import document_key
 from common.text import lower_without_accents
 from retrieval.evaluation.records import EvalQuestion
 
@@ -32,7 +33,7 @@ class Bm25sReference:
             rows = rows.filter(document_id__in=config.document_ids)
         data = list(rows.values_list("text", "document__sub_corpus__slug",
                                      "document__external_id").order_by("id"))
-        self._keys = np.array([f"{slug}:{ext}" for _, slug, ext in data])
+        self._keys = np.array([document_key(slug, ext) for _, slug, ext in data])
         self._depth = config.depth
         self._bm25s = bm25s
         folded = [lower_without_accents(text) for text, _, _ in data]

@@ -14,7 +14,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 AGENT_KEYS = ("p_acc", "r_acc", "accepted_mean", "llm_calls_mean", "input_tokens_mean",
-              "output_tokens_mean", "engine_seconds_median", "model_wait_seconds_median")
+              "output_tokens_mean", "cost_mean", "engine_seconds_median",
+              "model_wait_seconds_median", "quoted_words", "false_claims")
 
 
 def _fmt(value) -> str:
@@ -69,6 +70,15 @@ def system_markdown(result: dict) -> str:
     if "miss_attribution" in overall:
         extra += [(f"miss: {k}", v) for k, v in overall["miss_attribution"].items()]
     parts += ["## Other figures", "", _table(["figure", "value"], extra), ""]
+    usage = [row for row in result.get("per_question", [])
+             if row.get("extras", {}).get("llm_calls")]
+    if usage:
+        parts += ["## Model use per question", "", _table(
+            ["question", "model calls", "input tokens", "output tokens", "cost"],
+            [[row["qid"], *(row["extras"].get(key) for key in
+                            ("llm_calls", "input_tokens", "output_tokens")),
+              f"{row['extras'].get('cost', 0.0):.5f}"]
+             for row in usage]), ""]
     return "\n".join(parts)
 
 

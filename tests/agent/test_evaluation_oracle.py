@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agent.engine import OfflinePolicy, run_investigation
 from agent.engine.events import SearchRan, VerdictGiven, WarmStartRan
 from agent.engine.policy_spec import PolicyKind
@@ -28,6 +30,7 @@ def test_the_oracle_is_never_a_policy_the_application_offers():
     assert "policy" not in AskForm.base_fields  # the historian never picks a policy by hand
 
 
+@pytest.mark.django_db  # the figures also check the rationales' quoted words against chunks
 def test_every_missed_gold_document_gets_the_furthest_stage_its_events_show():
     retriever = InMemoryRetriever(make_chunks(), INFOS)
     sink = ListSink()

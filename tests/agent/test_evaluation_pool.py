@@ -7,6 +7,7 @@ import json
 import pytest
 
 from archive.models import Document
+from archive.outbox import apply_pending
 from archive.services import ingest_file
 from retrieval.channels import bm25, dense
 from retrieval.evaluation.records import EvalQuestion
@@ -51,6 +52,7 @@ def archive(settings, tmp_path):
     path.write_text("\n".join(_line(c, s, d, n) for c, s, d in COLLECTIONS for n in (1, 2, 3))
                     + "\n", encoding="utf-8")
     ingest_file(path=path)
+    apply_pending()  # the test's transaction never commits, so the ingest's own call never runs
     yield
     bm25.clear_cache()
     dense.set_embedder(None)

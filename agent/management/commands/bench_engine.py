@@ -24,6 +24,7 @@ from agent.engine.memory_retriever import InMemoryRetriever, chunk
 from agent.engine.offline import OfflinePolicy
 from agent.engine.policy import Policy
 from agent.engine.sinks import ListSink
+from common.document_keys import document_key
 from common.generated_docs import (
     GeneratedBlockError,
     check_generated_block,
@@ -53,7 +54,7 @@ def synthetic_archive() -> tuple[InMemoryRetriever, list[tuple[str, list[str]]]]
         for part in range(3):
             text = (f"Séance du {day}. M. {name} parle des {topic} et de la commission. "
                     f"Partie {part}: " + " ".join(TOPICS[(i + part + k) % 10] for k in range(40)))
-            chunks.append(chunk(len(chunks) + 1, i + 1, f"{slug}:{i}", slug, day, text,
+            chunks.append(chunk(len(chunks) + 1, i + 1, document_key(slug, str(i)), slug, day, text,
                                 title=f"{slug} {day}"))
     questions: list[tuple[str, list[str]]] = [
         (f"Comment M. {NAMES[i % 8]} parle-t-il des {TOPICS[i % 10]} à la Chambre, "

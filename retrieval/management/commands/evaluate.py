@@ -17,6 +17,8 @@ from common.generated_docs import (
     write_generated_block,
 )
 from retrieval.analysis import DEFAULT_OPTIONS
+from retrieval.bm25.indexer import prepare_index
+from retrieval.bm25.store import engine_name
 from retrieval.channels import bm25
 from retrieval.channels.substring import FUZZY_THRESHOLD
 from retrieval.evaluation.metadata import embedding_models, git_revision
@@ -29,7 +31,7 @@ from retrieval.evaluation.questions import (
 )
 from retrieval.evaluation.report import summary_markdown, write_comparison, write_system
 from retrieval.evaluation.runner import evaluate_system
-from retrieval.evaluation.systems import EvalConfig, system_names
+from retrieval.evaluation.systems import EvalConfig, preview_prompts, system_names
 from retrieval.warm_start import CHANNEL_POOL, DEFAULT_WEIGHTS
 
 
@@ -40,7 +42,7 @@ class Command(BaseCommand):
         parser.add_argument("--questions", required=True, type=Path)
         parser.add_argument("--system", action="append", required=True, dest="systems",
                             help=f"repeatable; registered: {', '.join(system_names())}")
-        parser.add_argument("--out", required=True, type=Path)
+        parser.add_argument("--out", type=Path, help="results directory (not with --dry-run)")
         parser.add_argument("--limit", type=int, default=None, help="first N questions only")
         parser.add_argument("--every", type=int, default=1,
                             help="every Kth question only (a sample across the file's types)")
@@ -56,6 +58,9 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=1,
                             help="questions run at once (threads); useful for LLM systems")
         parser.add_argument("--no-progress", action="store_true")
+        parser.add_argument("--dry-run", action="store_true",
+                            help="print the prompts of the first question (after --limit) "
+                                 "without calling any model, then stop")
         parser.add_argument("--write-doc", type=Path, action="append", default=[],
                             help="write the summary table into this document (repeatable)")
         parser.add_argument("--doc-block", default="evaluation",
@@ -68,6 +73,8 @@ class Command(BaseCommand):
             raise CommandError(f"--k must be comma-separated integers: {exc}") from exc
         if not ks or min(ks) < 1:
             raise CommandError("--k needs positive cut-offs")
+        if not options["out"] and not options["dry_run"]:
+            raise CommandError("--out is required (results directory), except with --dry-run")
         ks = sorted(set(ks) | {10})  # recall@10 feeds the sub-corpus and miss figures
         unknown = [s for s in options["systems"] if s not in system_names()]
         if unknown:
@@ -110,6 +117,15 @@ class Command(BaseCommand):
         if options["limit"]:
             questions = questions[: options["limit"]]
         config = EvalConfig(sub_corpora=sub_corpora, document_ids=document_ids)
+        if options["dry_run"]:
+            if not questions:
+                raise CommandError("no question to preview")
+            for name in options["systems"]:
+                try:
+                    preview_prompts(name, questions[0], config, self.stdout.write)
+                except KeyError as exc:
+                    raise CommandError(exc.args[0]) from exc
+            return
         sub_corpus_of = {key: split_document_key(key)[0] for q in questions for key in q.gold_keys}
         from retrieval.selectors import genre_by_sub_corpus
 
@@ -126,6 +142,7 @@ class Command(BaseCommand):
                 "rrf_k": 60,
                 "rrf_weights": dict(DEFAULT_WEIGHTS),
                 "bm25_k1_b": [bm25.K1, bm25.B],
+                "bm25_engine": engine_name(),
                 "channel_pool": CHANNEL_POOL,
                 "bm25_analyzer": DEFAULT_OPTIONS.__dict__,
                 "embedding_provider": settings.TRACE_EMBEDDING_PROVIDER,
@@ -134,6 +151,8 @@ class Command(BaseCommand):
                 "depth": config.depth,
             },
         }
+        # Every system reading the maintained BM25 index sees the committed archive whole.
+        prepare_index()
         out: Path = options["out"]
         several = len(options["systems"]) > 1
         results = []
