@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from django.utils.text import slugify
 
+from common.document_keys import document_key
 from common.search import SubCorpusInfo
 
 # Every corpus imported so far is French; the language picks the BM25 analyzer.
@@ -70,7 +71,7 @@ class DocumentRecord:
 
     @property
     def key(self) -> str:
-        return f"{self.sub_corpus.slug}:{self.external_id}"
+        return document_key(self.sub_corpus.slug, self.external_id)
 
     def content_hash(self) -> str:
         """Hash the text and every citation field, so any change is noticed."""
@@ -79,7 +80,7 @@ class DocumentRecord:
              self.date_precision, self.page, self.url, self.metadata],
             ensure_ascii=False, sort_keys=True, default=str,
         )
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+        return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 _FULL_DATE = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?$")
