@@ -8,24 +8,9 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 
 import numpy as np
 
+from archive.embedding_worker import worker_embed, worker_start
 from archive.embeddings.base import EmbeddingProvider
 from archive.models import EMBEDDING_DIMENSIONS
-
-_worker_provider: EmbeddingProvider | None = None
-
-
-def _worker_start(pickled_provider: bytes) -> None:
-    # A spawned process starts bare: Django must be set up before the provider's modules load.
-    import django
-
-    django.setup()
-    global _worker_provider
-    _worker_provider = pickle.loads(pickled_provider)
-
-
-def _worker_embed(texts: list[str]) -> np.ndarray:
-    assert _worker_provider is not None, "worker started without a provider"
-    return np.asarray(_worker_provider.embed_passages(texts), dtype=np.float32)
 
 
 class EmbeddingPool:
@@ -39,7 +24,7 @@ class EmbeddingPool:
             # Spawned, not forked: a forked child would share this process's database socket.
             self._executor = ProcessPoolExecutor(
                 max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                initializer=_worker_start, initargs=(pickle.dumps(provider),),
+                initializer=worker_start, initargs=(pickle.dumps(provider),),
             )
 
     def submit(self, texts: list[str], *, piece: int = 64) -> list[Future[np.ndarray]]:
@@ -52,7 +37,7 @@ class EmbeddingPool:
                 done.set_result(np.asarray(self.provider.embed_passages(part), dtype=np.float32))
                 futures.append(done)
             else:
-                futures.append(self._executor.submit(_worker_embed, part))
+                futures.append(self._executor.submit(worker_embed, part))
         return futures
 
     @staticmethod
