@@ -36,14 +36,12 @@ class Source:
 
     sentences: list[str]
     document_chars: list[int]
-    words_per_chunk: float
 
     @classmethod
     def from_corpus(cls, path: Path) -> Source:
         """Read every sentence and document length of a shared-layout corpus file."""
         sentences: list[str] = []
         sizes: list[int] = []
-        words = chunks = 0
         with path.open(encoding="utf-8") as handle:
             for line in handle:
                 if not line.strip():
@@ -51,15 +49,13 @@ class Source:
                 text = json.loads(line)["text"]
                 sizes.append(len(text))
                 sentences += [text[a:b] for a, b in sentence_spans(text) if b - a > 1]
-                words += len(text.split())
-                chunks += len(chunk_text(text))
-        return cls(sentences=sentences, document_chars=sizes, words_per_chunk=words / chunks)
+        return cls(sentences=sentences, document_chars=sizes)
 
 
 def _documents(source: Source, rng: random.Random, *, slugs: tuple[tuple[str, str], ...],
                first_day: dt.date, last_day: dt.date, prefix: str
-               ) -> Iterator[tuple[dict, float]]:
-    """Yield (shared-layout row, estimated chunks) forever, deterministic for ``rng``."""
+               ) -> Iterator[dict]:
+    """Yield shared-layout rows forever, deterministic for ``rng``."""
     span = (last_day - first_day).days
     number = 0
     while True:
@@ -82,22 +78,32 @@ def _documents(source: Source, rng: random.Random, *, slugs: tuple[tuple[str, st
             "date": (first_day + dt.timedelta(days=rng.randrange(span + 1))).isoformat(),
             "text": text,
         }
-        yield row, max(1.0, len(text.split()) / source.words_per_chunk)
+        yield row
 
 
-def write_archive(source: Source, path: Path, *, chunks: int, seed: int = 1887) -> dict:
-    """Write documents until about ``chunks`` chunks; return counts (documents, estimate)."""
+def write_archive(source: Source, path: Path, *, chunks: int, seed: int = 1887,
+                  calibration: int = 300) -> dict:
+    """Write documents until about ``chunks`` chunks; return counts (documents, estimate).
+
+    The first ``calibration`` documents are chunked for real; their words per chunk estimate
+    the chunks of the rest (chunking them all would cost as much as the ingest).
+    """
     rng = random.Random(seed)
     estimate = 0.0
-    documents = 0
+    documents = words = exact = 0
     with path.open("w", encoding="utf-8") as out:
-        for row, expected in _documents(source, rng, slugs=SUB_CORPORA, first_day=FIRST_DAY,
+        for row in _documents(source, rng, slugs=SUB_CORPORA, first_day=FIRST_DAY,
                                         last_day=LAST_DAY, prefix="d"):
             if estimate >= chunks:
                 break
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
-            estimate += expected
             documents += 1
+            if documents <= calibration:
+                exact += len(chunk_text(row["text"]))
+                words += len(row["text"].split())
+                estimate = float(exact)
+            else:
+                estimate += len(row["text"].split()) / (words / exact)
     return {"documents": documents, "chunks_estimated": round(estimate)}
 
 
@@ -108,6 +114,6 @@ def write_arrivals(source: Source, path: Path, *, documents: int, seed: int = 19
                       last_day=FRESH_LAST_DAY, prefix="n")
     with path.open("w", encoding="utf-8") as out:
         for _ in range(documents):
-            row, _ = next(rows)
+            row = next(rows)
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
     return {"documents": documents}

@@ -89,11 +89,12 @@ def _found(channel: str, row: dict) -> bool:
     return key in {hit.document_key for hit in hits}
 
 
-def measure_freshness(*, arrivals: Path, questions: list[str], workers: int) -> dict:
+def measure_freshness(*, arrivals: Path, questions: list[str], provider: str,
+                      workers: int) -> dict:
     """Ingest ``arrivals`` while searching, then poll each channel until it finds them."""
     with BackgroundSearches(questions) as background:
         started = time.perf_counter()
-        report = ingest_file(path=arrivals, embed=True, workers=workers,
+        report = ingest_file(path=arrivals, embed=True, provider=provider, workers=workers,
                              commit_every_batch=True, batch_size=100)
         ingest_seconds = time.perf_counter() - started
         ended = time.perf_counter()

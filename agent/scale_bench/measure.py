@@ -148,6 +148,7 @@ def run_size(plan: SizePlan, log: Callable[[str], object] = print) -> SizeResult
         source = Source.from_corpus(plan.corpus)
         figures = write_archive(source, main_file, chunks=plan.chunks)
         figures["arrivals"] = write_arrivals(source, arrivals_file, documents=plan.arrivals)
+        figures["chunks_per_document"] = round(figures["chunks_estimated"] / figures["documents"], 2)
         figures["bytes"] = main_file.stat().st_size
         return figures
 
@@ -184,7 +185,7 @@ def run_size(plan: SizePlan, log: Callable[[str], object] = print) -> SizeResult
     stage("latency", lambda: channel_latencies(questions))
     stage("dense_filtered", lambda: filtered_recall(questions[: plan.recall_queries]))
     stage("freshness", lambda: measure_freshness(arrivals=arrivals_file, questions=questions,
-                                                 workers=plan.workers))
+                                                 provider=plan.provider, workers=plan.workers))
     stage("investigation", lambda: _investigation(questions[0]))
     monitor.stop()
     results.data["archive"] = _archive_counts()
