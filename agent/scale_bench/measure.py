@@ -148,7 +148,8 @@ def run_size(plan: SizePlan, log: Callable[[str], object] = print) -> SizeResult
         source = Source.from_corpus(plan.corpus)
         figures = write_archive(source, main_file, chunks=plan.chunks)
         figures["arrivals"] = write_arrivals(source, arrivals_file, documents=plan.arrivals)
-        figures["chunks_per_document"] = round(figures["chunks_estimated"] / figures["documents"], 2)
+        figures["chunks_per_document"] = round(
+            figures["chunks_estimated"] / figures["documents"], 2)
         figures["bytes"] = main_file.stat().st_size
         return figures
 
