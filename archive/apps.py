@@ -6,7 +6,17 @@ class ArchiveConfig(AppConfig):
     verbose_name = "Archive"
 
     def ready(self):
+        from django.db.models.signals import post_delete
+
         from archive.lookups import ILike
-        from archive.models import Chunk
+        from archive.models import Chunk, Document
+        from archive.outbox import record_changes
 
         Chunk._meta.get_field("text").register_lookup(ILike)
+
+        def mark_deleted(sender, instance, **kwargs) -> None:
+            # Runs inside the delete's transaction, whoever deletes (admin, cascade, scripts).
+            record_changes([instance.pk])
+
+        post_delete.connect(mark_deleted, sender=Document, weak=False,
+                            dispatch_uid="archive.outbox.document_deleted")

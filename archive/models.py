@@ -126,3 +126,18 @@ class CorpusRevision(models.Model):
     def current(cls) -> int:
         row = cls.objects.filter(pk=1).first()
         return row.revision if row else 0
+
+
+class IndexOutbox(models.Model):
+    """A document whose rows changed, waiting to be applied by one derived index (consumer)."""
+
+    consumer = models.CharField(max_length=100)
+    # No foreign key: the mark of a deleted document must outlive it.
+    document_id = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["consumer", "id"], name="index_outbox_consumer")]
+
+    def __str__(self) -> str:
+        return f"{self.consumer}: document {self.document_id}"

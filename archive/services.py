@@ -27,6 +27,7 @@ from archive.embeddings.cache import (
 from archive.embeddings.pool import EmbeddingPool
 from archive.importers import DocumentRecord, RecordError, checked_records, scan_file
 from archive.models import Chunk, CorpusRevision, Document, SubCorpus
+from archive.outbox import apply_pending_logged, record_changes
 from common.document_keys import document_key_sql
 from common.search import SubCorpusInfo
 
@@ -70,6 +71,8 @@ class IngestReport:
     provider: str = ""
     seconds: float = 0.0
     revision: int = 0
+    # Documents each derived index applied after the ingest committed (empty when none ran).
+    indexed: dict[str, int] = field(default_factory=dict)
 
     @property
     def changed(self) -> int:
@@ -87,6 +90,9 @@ class IngestReport:
                if self.provider else " (embedding off)."),
             f"Corpus revision {self.revision}; {self.seconds:.1f} s.",
         ]
+        if self.indexed:
+            lines.append("Indexes brought up to date: " + ", ".join(
+                f"{name} {count} document(s)" for name, count in self.indexed.items()) + ".")
         lines += [f"  skipped {e}" for e in self.errors]
         return "\n".join(lines)
 
@@ -121,7 +127,11 @@ def chunks_embed(
     *, provider: EmbeddingProvider, document_ids: list[int] | None = None, batch_size: int = 64,
     on_embedded: Callable[[int], object] | None = None,
 ) -> tuple[int, int]:
-    """Embed chunks lacking a vector from ``provider``: (chunks embedded, vectors computed)."""
+    """Embed chunks lacking a vector from ``provider``: (chunks embedded, vectors computed).
+
+    Marks nothing in the index outbox: no derived index reads vectors (the HNSW index lives in
+    Postgres and follows the rows in the same transaction).
+    """
     stale = Chunk.objects.filter(Q(embedding__isnull=True) | ~Q(embedding_model=provider.name))
     if document_ids is not None:
         stale = stale.filter(document_id__in=document_ids)
@@ -334,6 +344,8 @@ def _write_prepared(batch: _PreparedBatch, pool: EmbeddingPool | None,
             for chunk, h in _chunks_with_hashes(batch, record)
         ]
         report.chunks_written += chunks_copy(chunk_rows)
+        # Dates and texts feed the derived indexes: every created or updated document is marked.
+        record_changes(changed)
         report.chunks_embedded += sum(1 for row in chunk_rows if row.vector is not None)
         if pool is not None:
             report.embeddings_computed += len(batch.computing)
@@ -427,6 +439,9 @@ def ingest_stream(
             report.chunks_embedded += embedded
             report.embeddings_computed += computed
             changed_any = changed_any or embedded > 0
+        if not connection.in_atomic_block:
+            # Committed: the derived indexes learn this batch now, so it is soon searchable.
+            _add_indexed(report, apply_pending_logged())
         bar.update(len(batch.records))
         bar.set_postfix(chunks=report.chunks_written, refresh=False)
 
@@ -447,4 +462,12 @@ def ingest_stream(
             corpus_revision_bump()
     report.seconds = time.perf_counter() - started
     report.revision = CorpusRevision.current()
+    # The indexes read committed rows only: inside the caller's transaction they catch up after
+    # its commit (outside one, at once, draining anything left behind).
+    transaction.on_commit(lambda: _add_indexed(report, apply_pending_logged()))
     return report
+
+
+def _add_indexed(report: IngestReport, counts: dict[str, int]) -> None:
+    for name, count in counts.items():
+        report.indexed[name] = report.indexed.get(name, 0) + count

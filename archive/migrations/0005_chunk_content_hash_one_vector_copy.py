@@ -20,7 +20,7 @@ WHERE c.content_hash = e.content_hash AND c.embedding_model = e.model
 
 class Migration(migrations.Migration):
 
-    dependencies = [("archive", "0003_retitle_debate_sections")]
+    dependencies = [("archive", "0004_index_outbox")]
 
     operations = [
         migrations.RemoveIndex(model_name="chunk", name="chunk_text_trgm"),
