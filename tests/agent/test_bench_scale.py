@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -31,9 +30,7 @@ def test_the_10k_archive_is_built_measured_and_reported(tmp_path, hash_queries):
                     questions=ROOT / "demo" / "historiqa" / "questions_dev.jsonl",
                     query_count=6, recall_queries=4, arrivals=60, workers=1,
                     maintenance_work_mem="256MB")
-    started = time.perf_counter()
     results = run_size(plan, log=lambda line: None)
-    seconds = time.perf_counter() - started
 
     stages = results.data["stages"]
     archive = stages["sizes"]
@@ -55,7 +52,6 @@ def test_the_10k_archive_is_built_measured_and_reported(tmp_path, hash_queries):
     assert fresh["created"] == 60 and fresh["search_failures"] == 0
     assert all(v is not None for v in fresh["found_after_seconds"].values()), fresh
     assert stages["investigation"]["status"] == "finished"
-    assert seconds < 60, f"the 10^4 benchmark took {seconds:.0f} s"
 
     # Saved stage by stage: a rerun finds every stage done and changes nothing.
     saved = json.loads((plan.work_dir / "results.json").read_text())
