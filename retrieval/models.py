@@ -23,6 +23,20 @@ class VocabularyWord(models.Model):
         return self.word
 
 
+class VocabularyDocument(models.Model):
+    """What one document put in the vocabulary: its chunk ids and words (to take them out)."""
+
+    document_id = models.BigIntegerField(primary_key=True)
+    chunk_ids = ArrayField(models.BigIntegerField())
+    words = ArrayField(models.TextField())
+
+    class Meta:
+        db_table = "retrieval_vocabulary_document"
+
+    def __str__(self) -> str:
+        return f"document {self.document_id}: {len(self.words)} words"
+
+
 class VocabularyStamp(models.Model):
     """The corpus state (revision, newest chunk) the vocabulary was built from; one row."""
 

@@ -155,6 +155,7 @@ def finished(users, tiny_archive):
 def tiny_archive(db):
     """Create documents and chunks; return an InMemoryRetriever over the same chunk ids."""
     from archive.models import Chunk, Document, SubCorpus
+    from archive.outbox import apply_pending, record_changes
 
     chunks = []
     infos: dict[str, SubCorpusInfo] = {}
@@ -170,4 +171,7 @@ def tiny_archive(db):
         row = Chunk.objects.create(document=document, ordinal=0, text=text, char_start=0,
                                    char_end=len(text), token_count=len(text.split()))
         chunks.append(chunk(row.pk, document.pk, document.key, slug, day, text, document.title))
+    # As an ingest does: mark the documents, then bring the indexes up to date.
+    record_changes(c.document_id for c in chunks)
+    apply_pending()
     return InMemoryRetriever(chunks, list(infos.values()))

@@ -89,9 +89,17 @@ def check_worker() -> str:
     return f"ok: {workers}, {active}/{total} processes busy; last heartbeat {age:.1f} s ago"
 
 
+def check_bm25() -> str:
+    """Report the BM25 index (engine, chunks) and its outbox backlog; it builds nothing."""
+    from retrieval.bm25.indexer import state
+
+    return state()
+
+
 CHECKS: dict[str, Callable[[], str]] = {
     "database": check_database,
     "vector": check_vector,
+    "bm25": check_bm25,
     "redis": check_redis,
     "worker": check_worker,
 }

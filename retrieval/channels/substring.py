@@ -132,7 +132,6 @@ class SubstringChannel:
         folded, words = vocabulary.fold_query(phrase)
         if not words:
             return []
-        vocabulary.ensure_fresh()
         where, where_params = _named_where(request)
         params = {
             **where_params,

@@ -37,29 +37,45 @@ class TemporalChannel:
         half_life = self.half_life_days or settings.TRACE_TEMPORAL_HALF_LIFE_DAYS
         # The window is what this channel ranks by, not a filter.
         clauses, params = where_clauses(request, chunk_level=False, window_filter=False)
-        clauses.append("d.date IS NOT NULL")
         chunk_filter, chunk_params = "", []
         if request.exclude_chunk_ids:
             chunk_filter = "AND NOT (c.id = ANY(%s))"
             chunk_params = [list(request.exclude_chunk_ids)]
-        # One row per document, represented by its first chunk that is not excluded.
-        sql = f"""
-            SELECT first.chunk_id, d.id, s.slug || ':' || d.external_id, s.slug,
-                   CASE WHEN d.date < %s THEN %s - d.date
-                        WHEN d.date > %s THEN d.date - %s ELSE 0 END AS distance
+        # Three walks of the date index, each stopping after `limit` documents: inside the
+        # window, backwards from its start, forwards from its end. The nearest `limit` documents
+        # are among them, so the archive is never scanned whole. Each document is represented
+        # by its first chunk that is not excluded.
+        part = f"""(
+            SELECT first.chunk_id, d.id, s.slug || ':' || d.external_id AS key, s.slug, d.date
             FROM archive_document d
             JOIN archive_subcorpus s ON s.id = d.sub_corpus_id
             JOIN LATERAL (
                 SELECT c.id AS chunk_id FROM archive_chunk c
                 WHERE c.document_id = d.id {chunk_filter} ORDER BY c.ordinal LIMIT 1
             ) first ON TRUE
-            WHERE {" AND ".join(clauses)}
-            ORDER BY distance, d.date, d.id
+            WHERE {" AND ".join([*clauses, "{side}"])}
+            ORDER BY {{order}}
+            LIMIT %s
+        )"""
+        sides = [("d.date BETWEEN %s AND %s", "d.date, d.id", [request.window.start,
+                                                               request.window.end]),
+                 ("d.date < %s", "d.date DESC, d.id", [request.window.start]),
+                 ("d.date > %s", "d.date, d.id", [request.window.end])]
+        parts, part_params = [], []
+        for side, order, side_params in sides:
+            parts.append(part.replace("{side}", side).format(order=order))
+            part_params += [*chunk_params, *params, *side_params, request.limit]
+        sql = f"""
+            SELECT chunk_id, id, key, slug,
+                   CASE WHEN date < %s THEN %s - date WHEN date > %s THEN date - %s ELSE 0 END
+                       AS distance
+            FROM ({" UNION ALL ".join(parts)}) near
+            ORDER BY distance, date, id
             LIMIT %s
         """
         start, end = request.window.start, request.window.end
         with connection.cursor() as cursor:
-            cursor.execute(sql, [start, start, end, end, *chunk_params, *params, request.limit])
+            cursor.execute(sql, [start, start, end, end, *part_params, request.limit])
             rows = cursor.fetchall()
         return ranked(
             Hit(chunk_id=r[0], document_id=r[1], document_key=r[2], sub_corpus=r[3],

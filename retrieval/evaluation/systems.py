@@ -10,6 +10,7 @@ from common.french_dates import extract_date_window
 from common.search import DateWindow, SearchRequest
 from retrieval import channels
 from retrieval.analysis import AnalyzerOptions
+from retrieval.bm25.indexer import prepare_index
 from retrieval.channels.base import Channel
 from retrieval.channels.bm25 import Bm25Channel
 from retrieval.evaluation.fusions import per_subcorpus_hybrid
@@ -82,8 +83,16 @@ def _single(channel: Channel) -> SystemFactory:
     return factory
 
 
-def _bm25_variant(options: AnalyzerOptions, **scoring) -> SystemFactory:
-    return _single(Bm25Channel(options=options, **scoring))
+def _bm25_variant(options: AnalyzerOptions, engine: str | None = None,
+                  **scoring) -> SystemFactory:
+    single = _single(Bm25Channel(options=options, engine=engine, **scoring))
+
+    def factory(config: EvalConfig) -> System:
+        # A variant's index is not kept by the outbox: bring it up to date before the run.
+        prepare_index(options, engine)
+        return single(config)
+
+    return factory
 
 
 def _hybrid(with_temporal: bool, weights: dict | None = None) -> SystemFactory:
@@ -139,6 +148,8 @@ register_system("bm25-punct-split", _bm25_variant(AnalyzerOptions(True, False)))
 register_system("bm25-no-fold", _bm25_variant(AnalyzerOptions(fold_accents=False)))
 register_system("bm25-stem", _bm25_variant(AnalyzerOptions(stem=True)))
 register_system("bm25-k1.2-b0.75", _bm25_variant(AnalyzerOptions(), k1=1.2, b=0.75))
+register_system("bm25-whoosh", _bm25_variant(AnalyzerOptions(), engine="whoosh"))
+register_system("bm25-tantivy", _bm25_variant(AnalyzerOptions(), engine="tantivy"))
 for _w in (0.1, 0.25, 0.5, 0.75):
     register_system(f"hybrid-dense{_w}", _hybrid(False, {"dense": _w}))
     register_system(f"hybrid-per-subcorpus-dense{_w}", _per_subcorpus(("bm25", "dense"),

@@ -35,6 +35,7 @@ class Recorder:
 def recorder():
     consumer = Recorder("test-recorder")
     saved = dict(outbox._consumers)
+    outbox._consumers.clear()  # this test's consumer alone
     outbox.register_consumer(consumer.name, consumer.apply)
     yield consumer
     outbox._consumers.clear()

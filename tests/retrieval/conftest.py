@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from archive.models import EMBEDDING_DIMENSIONS, Chunk, CorpusRevision, Document, SubCorpus
+from archive.outbox import apply_pending, record_changes
 from retrieval.channels import bm25, dense
 
 FAKE_MODEL = "fake-axes"
@@ -76,6 +77,9 @@ class ArchiveBuilder:
                 embedding=vector, embedding_model=FAKE_MODEL if vector is not None else "",
             )
             offset += len(chunk_text) + 1
+        # As an ingest does: mark the document, then bring the indexes up to date.
+        record_changes([doc.pk])
+        apply_pending()
         return doc
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from common.search import DateWindow, SearchRequest
 from retrieval import channels
-from retrieval.channels import bm25, dense, temporal
+from retrieval.channels import dense, temporal
 from retrieval.channels.temporal import TemporalChannel
 from tests.retrieval.conftest import AxisEmbedder, axis_vector, bump_revision
 
@@ -157,48 +157,8 @@ def test_substring_fuzzy_matches_ocr_misspellings_and_glued_words(archive):
     assert run("substring", "Chambre des députés", limit=5, mode="exact") == []
 
 
-def test_bm25_index_is_rebuilt_when_the_corpus_revision_changes(archive):
-    archive.document("p", ["Boulanger passe en revue les troupes."])
-    first = bump_revision()
-    assert len(run("bm25", "Boulanger", limit=5)) == 1
-    archive.document("p", ["Le général Boulanger à Longchamp."])
-    assert len(run("bm25", "Boulanger", limit=5)) == 1  # same revision: cached index
-    second = bump_revision()
-    assert len(run("bm25", "Boulanger", limit=5)) == 2
-    assert (bm25.index_path(second) / bm25.READY_MARKER).exists()
-    assert second != first
-
-
 def test_bm25_finds_words_glued_by_ocr(archive):
     debate = archive.document("debats", ["M.Ricard a la parole. laChambre adopte."])
     bump_revision()
     assert [h.document_id for h in run("bm25", "Ricard", limit=5)] == [debate.pk]
     assert [h.document_id for h in run("bm25", "chambre", limit=5)] == [debate.pk]
-
-
-@pytest.mark.django_db(transaction=True)
-def test_bm25_concurrent_builders_share_one_index():
-    import threading
-
-    from django.db import connection
-    from whoosh import index as whoosh_index
-
-    from tests.retrieval.conftest import ArchiveBuilder
-
-    ArchiveBuilder().document("p", ["Panama et les chéquards."])
-    revision = bump_revision()
-    paths = []
-
-    def build():
-        try:
-            paths.append(bm25.build_index(revision))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=build) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert len(paths) == 3 and len(set(paths)) == 1
-    assert whoosh_index.open_dir(paths[0]).doc_count() == 1

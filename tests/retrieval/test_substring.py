@@ -1,10 +1,11 @@
-"""The substring channel matches through a vocabulary rebuilt whenever the corpus changes."""
+"""The substring channel matches through a vocabulary kept current with every archive write."""
 
 import threading
 
 import pytest
 from django.db import connection
 
+from archive.outbox import apply_pending, record_changes
 from common.search import DateWindow, SearchRequest
 from retrieval import vocabulary
 from retrieval.channels.substring import SubstringChannel
@@ -34,6 +35,8 @@ def test_vocabulary_is_rebuilt_when_the_corpus_revision_changes(archive):
 
     first.chunks.update(text="Le général Ferry à Longchamp.")
     revision = bump_revision()
+    record_changes([first.pk])  # as every archive write does
+    apply_pending()
     assert doc_ids(find("Boulanger")) == []
     assert doc_ids(find("Ferry")) == [first.pk]
     assert VocabularyStamp.objects.get(pk=1).revision == revision
@@ -130,3 +133,46 @@ def test_concurrent_refreshes_build_the_vocabulary_once():
     assert sorted(results) == [False, False, True]
     assert VocabularyWord.objects.filter(word="chequards").exists()
     assert vocabulary.ensure_fresh() is False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_ingest_adds_its_words_and_a_deletion_removes_them_without_a_rebuild(tmp_path):
+    from archive.models import Document
+    from archive.services import ingest_file
+    from tests.archive.conftest import shared_line
+
+    def ingest(*lines: str) -> None:
+        path = tmp_path / f"{len(list(tmp_path.iterdir()))}.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        ingest_file(path=path, embed=False)
+
+    ingest(shared_line("1", "Le général Boulanger à Longchamp."))
+    assert vocabulary.built_stamp() is not None
+    built_at = VocabularyStamp.objects.get(pk=1).built_at
+    stamp_rows = VocabularyWord.objects.count()
+    ingest(shared_line("2", "Le scandale des décorations et M. Wilson."))
+    assert doc_ids(find("Wilson")) == [Document.objects.get(external_id="2").pk]
+    assert VocabularyWord.objects.count() > stamp_rows
+    assert VocabularyStamp.objects.get(pk=1).built_at >= built_at
+    # No rebuild: the first document's word rows were never rewritten.
+    assert vocabulary.ensure_fresh() is False
+    Document.objects.get(external_id="2").delete()
+    apply_pending()
+    assert find("Wilson") == [] and not VocabularyWord.objects.filter(word="wilson").exists()
+    # Shared words keep the other document's chunk only.
+    general = VocabularyWord.objects.get(word="general").chunk_ids
+    first = Document.objects.get(external_id="1")
+    assert general == list(first.chunks.values_list("pk", flat=True))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_start_up_reapplies_only_documents_the_vocabulary_holds_wrongly():
+    builder = ArchiveBuilder()
+    kept = builder.document("p", ["Le budget de la guerre."])
+    lost = builder.document("p", ["M. de Freycinet répond."])
+    with connection.cursor() as cursor:  # as if a crash lost one document's application
+        cursor.execute("DELETE FROM retrieval_vocabulary_document WHERE document_id = %s",
+                       [lost.pk])
+    assert vocabulary.repair() == "repaired (1 documents)"
+    assert doc_ids(find("Freycinet")) == [lost.pk] and doc_ids(find("budget")) == [kept.pk]
+    assert vocabulary.repair() == "up to date"

@@ -9,6 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from archive.models import CorpusRevision, Document
 from retrieval.analysis import DEFAULT_OPTIONS
+from retrieval.bm25.indexer import prepare_index
+from retrieval.bm25.store import engine_name
 from retrieval.channels import bm25
 from retrieval.channels.substring import FUZZY_THRESHOLD
 from retrieval.evaluation.metadata import embedding_models, git_revision
@@ -94,6 +96,7 @@ class Command(BaseCommand):
                 "rrf_k": 60,
                 "rrf_weights": dict(DEFAULT_WEIGHTS),
                 "bm25_k1_b": [bm25.K1, bm25.B],
+                "bm25_engine": engine_name(),
                 "channel_pool": CHANNEL_POOL,
                 "bm25_analyzer": DEFAULT_OPTIONS.__dict__,
                 "embedding_provider": settings.TRACE_EMBEDDING_PROVIDER,
@@ -102,6 +105,8 @@ class Command(BaseCommand):
                 "depth": config.depth,
             },
         }
+        # Every system reading the maintained BM25 index sees the committed archive whole.
+        prepare_index()
         out: Path = options["out"]
         several = len(options["systems"]) > 1
         results = []

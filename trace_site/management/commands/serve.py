@@ -58,6 +58,7 @@ class Command(BaseCommand):
             self._ensure_first_user()
             if not options["no_demo"]:
                 self._load_demo_corpus()
+            self._bring_indexes_up_to_date()
             starters: dict[str, Callable[[], subprocess.Popen]] = {
                 "worker": lambda: self._start_worker(options["concurrency"]),
                 "web server": lambda: self._start_web(options["host"], options["port"]),
@@ -88,6 +89,12 @@ class Command(BaseCommand):
             f"Created the first user. Log in as {username!r} with password {password!r} "
             "(shown once; change it in the admin)."
         ))
+
+    def _bring_indexes_up_to_date(self) -> None:
+        from retrieval.maintenance import indexes_start_up
+
+        for name, done in indexes_start_up().items():
+            self.stdout.write(f"Index {name}: {done}")
 
     def _load_demo_corpus(self) -> None:
         from archive.models import Document

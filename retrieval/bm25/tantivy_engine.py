@@ -1,0 +1,205 @@
+"""The Tantivy engine: texts analysed in Python by the same analyzer as whoosh, indexed as tokens.
+
+Tantivy's own tokenizers differ from ours (glued-OCR-word splits, whoosh's French stop words,
+accent folding after lowercasing), so each chunk is analysed here and indexed as whitespace-
+separated terms under a whitespace tokenizer, registered again on every open (Tantivy does not
+persist custom analyzers). Tantivy's BM25 has fixed parameters (k1 1.2, b 0.75).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import tantivy
+from whoosh.lang import languages as whoosh_languages
+
+from common.search import SearchRequest
+from retrieval.analysis import AnalyzerOptions, build_analyzer
+from retrieval.bm25.base import ChunkMatch, IndexChanges, IndexCorrupt
+
+ENGINE = "tantivy"
+TOKENIZER = "trace_terms"
+WRITER_HEAP_BYTES = 64_000_000
+# Tantivy's schema is fixed at creation: one text field per analyzer language whoosh knows.
+LANGUAGES = sorted({*whoosh_languages, "xx"})
+
+
+def _schema() -> Any:
+    builder = tantivy.SchemaBuilder()
+    builder.add_integer_field("chunk_id", stored=True, indexed=True, fast=True)
+    builder.add_integer_field("document_id", stored=True, indexed=True, fast=True)
+    builder.add_text_field("document_key", stored=True, tokenizer_name="raw")
+    builder.add_text_field("sub_corpus", stored=True, tokenizer_name="raw")
+    builder.add_integer_field("day", indexed=True, fast=True)
+    for language in LANGUAGES:
+        builder.add_text_field(f"text_{language}", tokenizer_name=TOKENIZER, index_option="freq")
+    return builder.build()
+
+
+class TantivyIndex:
+    """A Tantivy index directory; its reader reloads on every new commit."""
+
+    def __init__(self, path: Path, options: AnalyzerOptions) -> None:
+        self.path = path
+        self.options = options
+        self._analyzers = {lang: build_analyzer(lang, options) for lang in LANGUAGES}
+        self._lock = threading.Lock()
+        self._index: Any = None
+        self._seen_commit = -1  # meta.json's mtime when the reader last reloaded
+
+    @staticmethod
+    def exists(path: Path) -> bool:
+        """Tell whether a committed index is present at ``path``."""
+        return (path / "meta.json").is_file()
+
+    @classmethod
+    def create(cls, path: Path, options: AnalyzerOptions) -> TantivyIndex:
+        """Create an empty index at ``path``."""
+        path.mkdir(parents=True, exist_ok=True)
+        opened = cls(path, options)
+        ix = tantivy.Index(_schema(), path=str(path), reuse=False)
+        opened._register(ix)
+        writer = ix.writer(WRITER_HEAP_BYTES, 1)
+        writer.commit()
+        writer.wait_merging_threads()
+        return opened
+
+    @staticmethod
+    def _register(ix: Any) -> None:
+        ix.register_tokenizer(
+            TOKENIZER, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
+
+    def _open(self) -> Any:
+        if self._index is None:
+            if not self.exists(self.path):
+                raise IndexCorrupt(f"{self.path}: no committed index")
+            try:
+                ix = tantivy.Index.open(str(self.path))
+            except Exception as exc:  # a damaged meta.json or segment
+                raise IndexCorrupt(f"{self.path}: {type(exc).__name__}: {exc}") from exc
+            self._register(ix)
+            self._index = ix
+        return self._index
+
+    def _reader(self) -> Any:
+        """Return the open index, its reader reloaded if a newer commit exists (one stat call)."""
+        ix = self._open()
+        try:
+            commit = (self.path / "meta.json").stat().st_mtime_ns
+        except OSError as exc:
+            raise IndexCorrupt(f"{self.path}: {exc}") from exc
+        if commit != self._seen_commit:
+            with self._lock:
+                ix.reload()
+                self._seen_commit = commit
+        return ix
+
+    def terms(self, language: str, text: str) -> list[str]:
+        """Return the index terms of a text, as the whoosh analyzer of that language gives them."""
+        analyzer = self._analyzers.get(language) or self._analyzers["xx"]
+        return [token.text for token in analyzer(text)]
+
+    def apply(self, changes: IndexChanges) -> None:
+        """Delete the documents' chunks, add the given ones, commit, then collect dead files."""
+        ix = self._open()
+        writer = ix.writer(WRITER_HEAP_BYTES, 1)
+        try:
+            for document_id in changes.remove_document_ids:
+                writer.delete_documents_by_term("document_id", document_id)
+            for chunk in changes.add:
+                language = chunk.language if chunk.language in self._analyzers else "xx"
+                fields: dict[str, Any] = {
+                    "chunk_id": chunk.chunk_id, "document_id": chunk.document_id,
+                    "document_key": chunk.document_key, "sub_corpus": chunk.sub_corpus,
+                    f"text_{language}": " ".join(self.terms(language, chunk.text)),
+                }
+                if chunk.day is not None:
+                    fields["day"] = chunk.day
+                writer.add_document(tantivy.Document(**fields))
+            writer.commit()
+        except BaseException:
+            writer.rollback()
+            raise
+        finally:
+            # Merges finish here; then files no commit refers to any more are removed.
+            writer.wait_merging_threads()
+        collector = ix.writer(WRITER_HEAP_BYTES, 1)
+        collector.garbage_collect_files()
+        collector.wait_merging_threads()
+
+    def _query(self, ix: Any, query: str, filters: SearchRequest) -> Any | None:
+        schema = ix.schema
+        should = []
+        for language, analyzer in self._analyzers.items():
+            for term in dict.fromkeys(token.text for token in analyzer(query)):
+                should.append((tantivy.Occur.Should,
+                               tantivy.Query.term_query(schema, f"text_{language}", term)))
+        if not should:
+            return None
+        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+        restrictions = []
+        if filters.sub_corpora is not None:
+            restrictions.append(tantivy.Query.term_set_query(
+                schema, "sub_corpus", list(filters.sub_corpora)))
+        if filters.document_ids is not None:
+            restrictions.append(tantivy.Query.term_set_query(
+                schema, "document_id", list(filters.document_ids)))
+        if filters.window is not None:
+            restrictions.append(tantivy.Query.range_query(
+                schema, "day", tantivy.FieldType.Integer, filters.window.start.toordinal(),
+                filters.window.end.toordinal()))
+        clauses += [(tantivy.Occur.Must, tantivy.Query.const_score_query(r, 0.0))
+                    for r in restrictions]
+        if filters.exclude_chunk_ids:
+            clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
+                schema, "chunk_id", list(filters.exclude_chunk_ids))))
+        if filters.exclude_document_ids:
+            clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
+                schema, "document_id", list(filters.exclude_document_ids))))
+        if filters.exclude_document_keys:
+            clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
+                schema, "document_key", list(filters.exclude_document_keys))))
+        return tantivy.Query.boolean_query(clauses)
+
+    def search(self, query: str, filters: SearchRequest, limit: int) -> list[ChunkMatch]:
+        """Return up to ``limit`` chunks matching any analysed query term, best first."""
+        ix = self._reader()
+        tantivy_query = self._query(ix, query, filters)
+        if tantivy_query is None:
+            return []
+        searcher = ix.searcher()
+        hits = searcher.search(tantivy_query, limit, count=False).hits
+        matches = []
+        for score, address in hits:
+            doc = searcher.doc(address)
+            matches.append(ChunkMatch(doc["chunk_id"][0], doc["document_id"][0],
+                                      doc["document_key"][0], doc["sub_corpus"][0], float(score)))
+        return matches
+
+    def documents_indexed(self) -> dict[int, int]:
+        """Count the live chunks of each document (an aggregation over the document id column)."""
+        ix = self._reader()
+        try:
+            searcher = ix.searcher()
+            if searcher.num_docs == 0:
+                return {}
+            result = searcher.aggregate(tantivy.Query.all_query(), {
+                "docs": {"terms": {"field": "document_id", "size": searcher.num_docs}}})
+        except Exception as exc:
+            raise IndexCorrupt(f"{self.path}: {type(exc).__name__}: {exc}") from exc
+        return {int(bucket["key"]): int(bucket["doc_count"])
+                for bucket in result["docs"]["buckets"]}
+
+    def chunk_count(self) -> int:
+        """Return the number of live chunks in the last commit."""
+        ix = self._reader()
+        try:
+            return int(ix.searcher().num_docs)
+        except Exception as exc:
+            raise IndexCorrupt(f"{self.path}: {type(exc).__name__}: {exc}") from exc
+
+    def close(self) -> None:
+        """Drop the open index (its reader and files)."""
+        self._index = None

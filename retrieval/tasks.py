@@ -1,0 +1,28 @@
+"""Worker start: bring the indexes up to date in the background (never at import)."""
+
+import logging
+import threading
+
+from celery.signals import worker_ready
+
+logger = logging.getLogger(__name__)
+
+
+@worker_ready.connect(dispatch_uid="trace-indexes-start-up")
+def _bring_indexes_up_to_date(**_kwargs) -> None:
+    # A thread: a long repair must not keep the worker from taking investigations (they read
+    # the last committed index meanwhile).
+    threading.Thread(target=_start_up, name="trace-index-start-up", daemon=True).start()
+
+
+def _start_up() -> None:
+    from django.db import connection
+
+    from retrieval.maintenance import indexes_start_up
+
+    try:
+        logger.info("indexes at worker start: %s", indexes_start_up())
+    except Exception:  # the database may be starting: the next ingest or start catches up
+        logger.exception("index start-up failed")
+    finally:
+        connection.close()
