@@ -124,6 +124,7 @@ def run_size(plan: SizePlan, log: Callable[[str], object] = print) -> SizeResult
     plan.work_dir.mkdir(parents=True, exist_ok=True)
     results = SizeResults.load(plan.work_dir / "results.json")
     results.data.update({"chunks_target": plan.chunks, "provider": plan.provider,
+                         "bm25_engine": settings.TRACE_BM25_ENGINE,
                          "workers": plan.workers, "cpu_count": os.cpu_count()})
     main_file = plan.work_dir / "archive.jsonl"
     arrivals_file = plan.work_dir / "arrivals.jsonl"

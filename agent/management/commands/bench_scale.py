@@ -38,6 +38,9 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=2, help="embedding processes")
         parser.add_argument("--queries", type=int, default=40, help="dev questions timed")
         parser.add_argument("--maintenance-work-mem", default="2GB")
+        parser.add_argument("--bm25-engine", choices=("whoosh", "tantivy"),
+                            default=settings.TRACE_BM25_ENGINE,
+                            help="the BM25 engine of the measured archives")
         parser.add_argument("--report-only", action="store_true",
                             help="write --docs from the results already measured")
         parser.add_argument("--run-size", type=int, help=argparse_hidden())
@@ -52,15 +55,16 @@ class Command(BaseCommand):
         if not options["report_only"]:
             for size in options["sizes"]:
                 self._spawn(size, work_dir, options)
-        command = "manage.py bench_scale --sizes " + " ".join(map(str, options["sizes"])) + \
-            " --work-dir WORK_DIR"
+        command = ("manage.py bench_scale --sizes " + " ".join(map(str, options["sizes"]))
+                   + f" --bm25-engine {options['bm25_engine']} --work-dir WORK_DIR")
         path = write_report(work_dir, Path(options["docs"]), command=command)
         self.stdout.write(f"wrote {path}")
 
     def _spawn(self, size: int, work_dir: Path, options: dict) -> None:
         """Run one size in a child process whose data directory is the size's own."""
         data_dir = work_dir / f"size-{size}" / "data"
-        env = {**os.environ, "TRACE_DATA_DIR": str(data_dir), "TRACE_EMBEDDING_PROVIDER": "hash"}
+        env = {**os.environ, "TRACE_DATA_DIR": str(data_dir), "TRACE_EMBEDDING_PROVIDER": "hash",
+               "TRACE_BM25_ENGINE": options["bm25_engine"]}
         env.pop("TRACE_DATABASE_URL", None)
         env.pop("TRACE_DATABASE_NAME", None)
         argv = [sys.executable, str(ROOT / "manage.py"), "bench_scale", "--run-size", str(size),
