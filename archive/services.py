@@ -167,7 +167,7 @@ def ingest_file(
     *, path: str | Path, fmt: str = "auto", metadata_csv: str | Path | None = None,
     on_error: str = "refuse", embed: bool = True,
     provider: EmbeddingProvider | str | None = None, batch_size: int = 25, progress: bool = False,
-    commit_every_batch: bool | None = None, workers: int = 0,
+    commit_every_batch: bool | None = None, workers: int = 0, apply_indexes: bool = True,
 ) -> IngestReport:
     """Import ``path``, streaming it twice: every record is checked before anything is written.
 
@@ -176,7 +176,9 @@ def ingest_file(
     was; ``commit_every_batch=True`` commits batch by batch instead, so a killed import keeps
     what it wrote and a rerun skips it. With ``"skip"`` the good records are written batch by
     batch and the bad ones listed in the report. ``workers`` embedding processes (0: embed in
-    this process) compute vectors while earlier batches are written.
+    this process) compute vectors while earlier batches are written. The derived indexes apply
+    each batch after its commit; with ``apply_indexes=False`` (a bulk load) the marks wait in the
+    outbox for one catch-up afterwards (``archive.outbox.apply_pending``, or the next start).
     """
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error must be one of {ON_ERROR}")
@@ -192,7 +194,7 @@ def ingest_file(
     records = (r for r in checked_records(scan) if isinstance(r, DocumentRecord))
     settings = IngestSettings(
         batch_size=batch_size, skip_refused=on_error == "skip", workers=workers,
-        progress=progress,
+        progress=progress, apply_indexes=apply_indexes,
     )
     if on_error == "skip" or commit_every_batch:
         return ingest_stream(records=records, total=scan.records, provider=provider,
@@ -214,6 +216,7 @@ class IngestSettings:
     skip_refused: bool = False
     workers: int = 0
     progress: bool = False
+    apply_indexes: bool = True
     # A batch also closes once its texts reach this size, so 7 MB documents keep memory flat.
     batch_chars: int = 8_000_000
 
@@ -439,7 +442,7 @@ def ingest_stream(
             report.chunks_embedded += embedded
             report.embeddings_computed += computed
             changed_any = changed_any or embedded > 0
-        if not connection.in_atomic_block:
+        if settings.apply_indexes and not connection.in_atomic_block:
             # Committed: the derived indexes learn this batch now, so it is soon searchable.
             _add_indexed(report, apply_pending_logged())
         bar.update(len(batch.records))
@@ -464,7 +467,8 @@ def ingest_stream(
     report.revision = CorpusRevision.current()
     # The indexes read committed rows only: inside the caller's transaction they catch up after
     # its commit (outside one, at once, draining anything left behind).
-    transaction.on_commit(lambda: _add_indexed(report, apply_pending_logged()))
+    if settings.apply_indexes:
+        transaction.on_commit(lambda: _add_indexed(report, apply_pending_logged()))
     return report
 
 

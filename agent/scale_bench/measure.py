@@ -37,6 +37,7 @@ from agent.scale_bench.results import SizeResults
 from archive.embedding_backfill import chunks_embed_bulk
 from archive.embeddings import get_provider
 from archive.models import Chunk, Document
+from archive.outbox import apply_pending
 from archive.services import ingest_file
 from archive.vector_index import vector_index_build, vector_index_drop, vector_index_exists
 from retrieval import channels as registry
@@ -160,9 +161,14 @@ def run_size(plan: SizePlan, log: Callable[[str], object] = print) -> SizeResult
             vector_index_drop()
         started = time.perf_counter()
         report = ingest_file(path=main_file, embed=False, commit_every_batch=True,
-                             batch_size=200, progress=True)
+                             batch_size=200, progress=True, apply_indexes=False)
         seconds = time.perf_counter() - started
+        # A bulk load leaves the derived indexes to one catch-up after it (timed on its own).
+        caught_up = time.perf_counter()
+        indexed = apply_pending()
         return {"created": report.created, "unchanged_skipped": report.unchanged,
+                "index_catch_up_seconds": round(time.perf_counter() - caught_up, 2),
+                "indexed": indexed,
                 "chunks_written": report.chunks_written, "seconds": round(seconds, 2),
                 "write_seconds": round(report.seconds, 2),
                 "chunks_per_second": round(report.chunks_written / seconds, 1),
