@@ -22,7 +22,7 @@ class QuestionRow:
     question: str
     qid: str = ""
     question_type: str = ""
-    gold_ids: list[str] = field(default_factory=list)
+    gold_keys: list[str] = field(default_factory=list)
 
 
 def parse_batch_file(name: str, raw: bytes) -> list[QuestionRow]:
@@ -64,8 +64,8 @@ def _csv_records(text: str) -> Iterator[tuple[int, dict]]:
             raise BatchFileError("The CSV needs a 'question' column.")
         for record in reader:
             gold = record.get("gold_ids") or ""
-            gold_ids = [g for g in gold.replace(";", ",").split(",") if g.strip()]
-            yield reader.line_num, dict(record, gold_ids=gold_ids)
+            gold_keys = [g for g in gold.replace(";", ",").split(",") if g.strip()]
+            yield reader.line_num, dict(record, gold_ids=gold_keys)
     except csv.Error as exc:
         raise BatchFileError(f"Line {reader.line_num + 1}: unreadable CSV ({exc}).") from None
 
@@ -81,10 +81,10 @@ def _row(record: dict, number: int) -> QuestionRow:
         question=question.strip(),
         qid=_scalar(record.get("qid")),
         question_type=_scalar(record.get("question_type")),
-        gold_ids=[g.strip() for g in gold],
+        gold_keys=[g.strip() for g in gold],
     )
     problem = question_problem(question=row.question, qid=row.qid,
-                               question_type=row.question_type, gold_ids=row.gold_ids)
+                               question_type=row.question_type, gold_keys=row.gold_keys)
     if problem:
         raise BatchFileError(f"Line {number}: {problem}.")
     return row

@@ -17,7 +17,7 @@ from retrieval.evaluation.systems import EvalConfig, SystemRun, register_system
 def agent_extras(events: list[Event], result) -> dict:
     """Derive the accepted / held / rejected / surfaced sets and usage from a run's events."""
     accepted = {c.document_key for chunks in result.accepted.values() for c in chunks}
-    held = set(result.held_documents) - accepted
+    held = set(result.held_document_keys) - accepted
     verdict_docs: dict[str, set[str]] = {}
     surfaced: set[str] = set()
     for event in events:
@@ -51,7 +51,7 @@ def _engine_system(make_policy):
             started = time.perf_counter()
             result = run_investigation(question["question"], policy=make_policy(),
                                        retriever=retriever, sink=sink, config=EngineConfig())
-            return SystemRun(list(result.ranked_documents), time.perf_counter() - started,
+            return SystemRun(list(result.ranked_document_keys), time.perf_counter() - started,
                              agent_extras(sink.events, result))
 
         return system

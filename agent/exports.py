@@ -22,6 +22,7 @@ from agent.export_safety import (
     one_line,
 )
 from agent.models import Investigation
+from agent.selectors import SourceState
 from agent.source_review import (
     OrderInForce,
     ReviewedSource,
@@ -40,10 +41,6 @@ FORMATS = {
     "trace-json": ("application/json", "trace.json"),
 }
 CSV_BOM = "\ufeff"
-
-# Kept under its old name: the formula neutraliser of CSV cells.
-_csv_cell = csv_cell
-
 
 @dataclass
 class Note:
@@ -111,7 +108,7 @@ class Citation:
 def citations(investigation: Investigation, *, include_held: bool = False,
               rows: list[ReviewedSource] | None = None) -> list[Citation]:
     """Build citations of the accepted sources (held ones on request) in the order in force."""
-    wanted = {"accepted", "held"} if include_held else {"accepted"}
+    wanted = {SourceState.ACCEPTED, SourceState.HELD} if include_held else {SourceState.ACCEPTED}
     if rows is None:
         rows = reviewed_sources(investigation)
     return [_citation(row, investigation.policy_label) for row in rows if row.state in wanted]
@@ -336,7 +333,7 @@ def to_trace_json(investigation: Investigation) -> str:
     every paid model reply, and every decision of the historian."""
     rows = list(investigation.steps.order_by("seq"))
     events = [row.event for row in rows]
-    steps = [{"seq": event.seq, "kind": event.kind, "subquestion": event.subquestion,
+    steps = [{"seq": event.seq, "kind": event.kind, "subquestion": event.sub_question_index,
               "payload": event.payload(), "created_at": row.created_at}
              for row, event in zip(rows, events, strict=True)]
     prompts = sorted({(e.prompt_name, e.prompt_hash) for e in events if isinstance(e, ModelCalled)})
@@ -365,7 +362,7 @@ def to_trace_json(investigation: Investigation) -> str:
         "time_zone": settings.TIME_ZONE,
         "ranked_ids": order.keys,
         "order": {"set_by": order.user or "agent", "set_at": order.at},
-        "agent_ranked_ids": investigation.ranked_ids,
+        "agent_ranked_ids": investigation.ranked_keys,
         "sources": [_trace_source(row) for row in reviewed],
         "usage": {"llm_calls": investigation.llm_calls,
                   "input_tokens": investigation.input_tokens,

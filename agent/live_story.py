@@ -372,19 +372,21 @@ def investigation_story(investigation: Investigation, sc_names: dict[str, str],
                                           "evidence_end")
               if verdict.step is not None}
     wanted = [event for event in events
-              if only is None or event.subquestion is None or event.subquestion in only]
+              if only is None or event.sub_question_index is None
+              or event.sub_question_index in only]
     titles = _Titles(_keys(wanted))
     overview = Overview()
     sections: dict[int, SubQuestionSection] = {}
     for event in events:
-        if isinstance(event, PlanRevised) and event.subquestion is not None:
-            overview.planned = event.subquestion + len(event.after)
-        if event.subquestion is None:
+        if isinstance(event, PlanRevised) and event.sub_question_index is not None:
+            overview.planned = event.sub_question_index + len(event.after)
+        if event.sub_question_index is None:
             _overview_event(overview, event)
             continue
-        if only is not None and event.subquestion not in only:
+        if only is not None and event.sub_question_index not in only:
             continue
-        section = sections.setdefault(event.subquestion, SubQuestionSection(event.subquestion))
+        index = event.sub_question_index
+        section = sections.setdefault(index, SubQuestionSection(index))
         _section_event(section, event, titles, stored, sc_names)
     return Story(overview, [sections[i] for i in sorted(sections)],
                  last_seq=steps[-1].seq if steps else 0)
@@ -393,10 +395,12 @@ def investigation_story(investigation: Investigation, sc_names: dict[str, str],
 def touched_sections(investigation: Investigation, after_seq: int) -> tuple[set[int], set[int]]:
     """Return (sections with new steps, those among them already on the page)."""
     new = {index for index in investigation.steps.filter(
-        seq__gt=after_seq, subquestion__isnull=False).values_list("subquestion", flat=True)
+        seq__gt=after_seq, sub_question_index__isnull=False
+    ).values_list("sub_question_index", flat=True)
         if index is not None}
     shown = {index for index in investigation.steps.filter(
-        seq__lte=after_seq, subquestion__in=new).values_list("subquestion", flat=True)
+        seq__lte=after_seq, sub_question_index__in=new
+    ).values_list("sub_question_index", flat=True)
         if index is not None}
     return new, shown
 

@@ -51,7 +51,7 @@ class Investigation(models.Model):
     date_to = models.DateField(null=True, blank=True)
     qid = models.CharField(max_length=200, blank=True, help_text="question id from a batch file")
     question_type = models.CharField(max_length=100, blank=True)
-    gold_ids = models.JSONField(default=list, blank=True)
+    gold_keys = models.JSONField(default=list, blank=True)
 
     policy = models.CharField(max_length=20, choices=PolicyChoice.choices,
                               default=PolicyChoice.OFFLINE)
@@ -68,7 +68,7 @@ class Investigation(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
 
-    ranked_ids = models.JSONField(default=list, blank=True)
+    ranked_keys = models.JSONField(default=list, blank=True)
     llm_calls = models.PositiveIntegerField(default=0)
     input_tokens = models.PositiveBigIntegerField(default=0)
     output_tokens = models.PositiveBigIntegerField(default=0)
@@ -107,7 +107,7 @@ class Investigation(models.Model):
 
 
 class SubQuestion(models.Model):
-    """A sub-question as it was actually run (the plan and replans are in the steps)."""
+    """A sub-question as it was run; its plan, briefing and finish reason live in its steps."""
 
     investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE,
                                       related_name="sub_questions")
@@ -116,8 +116,6 @@ class SubQuestion(models.Model):
     target_sub_corpus = models.CharField(max_length=100, blank=True)
     entities = models.JSONField(default=list, blank=True)
     target_date = models.CharField(max_length=20, blank=True)
-    briefing = models.JSONField(default=dict, blank=True)
-    finish_reason = models.CharField(max_length=50, blank=True)
 
     class Meta:
         ordering = ["investigation_id", "index"]
@@ -129,7 +127,7 @@ class SubQuestion(models.Model):
 class Step(models.Model):
     """One engine event, persisted append-only in the order the engine emitted it.
 
-    `kind`, `seq` and `subquestion` are the event's envelope; `payload` holds its own fields
+    `kind`, `seq` and `sub_question_index` are the event's envelope; `payload` holds its own fields
     (`Event.payload()`); `event` reads the row back as its typed event.
     """
 
@@ -137,7 +135,7 @@ class Step(models.Model):
                                       related_name="steps")
     seq = models.PositiveIntegerField()
     kind = models.CharField(max_length=30)
-    subquestion = models.IntegerField(null=True, blank=True)
+    sub_question_index = models.IntegerField(null=True, blank=True)
     payload = models.JSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -149,13 +147,13 @@ class Step(models.Model):
     def from_event(cls, investigation: Investigation, event: Event) -> Step:
         """Build (unsaved) the row that stores one event."""
         return cls(investigation=investigation, seq=event.seq, kind=event.kind,
-                   subquestion=event.subquestion, payload=event.payload())
+                   sub_question_index=event.sub_question_index, payload=event.payload())
 
     @cached_property
     def event(self) -> Event:
         """Return the stored event, typed."""
         return event_from_json({**self.payload, "kind": self.kind, "seq": self.seq,
-                                "subquestion": self.subquestion})
+                                "sub_question_index": self.sub_question_index})
 
 
 class Verdict(models.Model):
@@ -176,7 +174,7 @@ class Verdict(models.Model):
                                       related_name="verdicts")
     step = models.ForeignKey(Step, null=True, blank=True, on_delete=models.CASCADE,
                              related_name="verdicts")
-    subquestion = models.IntegerField(null=True, blank=True)
+    sub_question_index = models.IntegerField(null=True, blank=True)
     chunk_id = models.BigIntegerField(null=True, blank=True)
     document_key = models.CharField(max_length=400)
     sub_corpus = models.CharField(max_length=100, blank=True)

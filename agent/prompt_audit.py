@@ -22,7 +22,7 @@ def model_call_for_verdict(verdict: Verdict) -> LLMCall | None:
         return None
     call_step = (Step.objects.filter(investigation_id=verdict.investigation_id,
                                      kind=ModelCalled.kind, seq__lt=step.seq,
-                                     subquestion=verdict.subquestion)
+                                     sub_question_index=verdict.sub_question_index)
                  .order_by("-seq").only("payload").first())
     prompt_hash = (call_step.payload or {}).get("prompt_hash") if call_step else None
     if not prompt_hash:

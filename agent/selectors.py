@@ -5,16 +5,36 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
+from enum import StrEnum
 
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
 from agent.engine.events import HeldChunkDropped, SearchRan, WarmStartRan
-from agent.models import Batch, DocumentNote, Investigation, Step, Verdict
+from agent.models import Batch, DocumentNote, Investigation, Verdict
 from archive.models import Document
 from archive.selectors import documents_by_keys
 
 SEARCH_KINDS = (SearchRan.kind, WarmStartRan.kind)
+
+
+class SourceState(StrEnum):
+    """Where a document stands: the outcome of the decisions (`Verdict.Decision`) taken on it.
+
+    A decision is what a verdict does (accept, hold, reject); a state is where it leaves the
+    document (accepted, held, rejected). `STATE_AFTER` is the one mapping between the two.
+    """
+
+    ACCEPTED = "accepted"
+    HELD = "held"
+    REJECTED = "rejected"
+
+
+STATE_AFTER: dict[str, SourceState] = {
+    Verdict.Decision.ACCEPT: SourceState.ACCEPTED,
+    Verdict.Decision.HOLD: SourceState.HELD,
+    Verdict.Decision.REJECT: SourceState.REJECTED,
+}
 
 
 def investigations_for_user(user, *, query: str = "", status: str = "") -> QuerySet[Investigation]:
@@ -48,22 +68,17 @@ def investigation_for_viewer(user, pk: int, token: str = "") -> Investigation:
     raise Http404("No such investigation")
 
 
-def steps_after(investigation: Investigation, after_seq: int) -> QuerySet[Step]:
-    """Return the stored steps after a sequence number, in order (`step.event` reads one)."""
-    return investigation.steps.filter(seq__gt=after_seq).order_by("seq")
-
-
 @dataclass
 class Source:
     """One document as the review page shows it."""
 
     document_key: str
     sub_corpus: str = ""
-    agent_state: str = ""  # accepted / held / rejected, from the agent's verdicts
+    agent_state: str = ""  # a SourceState, from the agent's verdicts
     human_decision: str = ""  # the latest historian override, if any
     human_user: str = ""
     rationales: list[str] = field(default_factory=list)
-    subquestions: list[int] = field(default_factory=list)
+    sub_question_indexes: list[int] = field(default_factory=list)
     evidence_chunks: list[int] = field(default_factory=list)
     notes: list[DocumentNote] = field(default_factory=list)
     confirmations: int = 0
@@ -76,17 +91,19 @@ class Source:
     @property
     def state(self) -> str:
         """The state the historian sees: an override wins over the agent."""
-        return {"accept": "accepted", "reject": "rejected", "hold": "held"}.get(
-            self.human_decision, self.agent_state
-        )
+        return STATE_AFTER.get(self.human_decision, self.agent_state)
 
     @property
     def best_chunk(self) -> int | None:
         return self.evidence_chunks[0] if self.evidence_chunks else None
 
 
-def review_sources(investigation: Investigation) -> list[Source]:
-    """Fold the verdict log into one row per document, ranked with overrides applied."""
+def folded_sources(investigation: Investigation) -> list[Source]:
+    """Fold the verdict log into one row per document, overrides applied, in the agent's order.
+
+    The historian sees `agent.source_review.reviewed_sources`, which puts their own order in
+    force on top of this one; counts by state need only the fold.
+    """
     sources: dict[str, Source] = {}
     accepted_by: dict[str, set[int]] = defaultdict(set)
     held: set[str] = set()
@@ -99,21 +116,22 @@ def review_sources(investigation: Investigation) -> list[Source]:
             source.human_decision = verdict.decision
             source.human_user = verdict.user.get_username() if verdict.user else ""
             continue
-        if verdict.subquestion is not None and verdict.subquestion not in source.subquestions:
-            source.subquestions.append(verdict.subquestion)
+        index = verdict.sub_question_index
+        if index is not None and index not in source.sub_question_indexes:
+            source.sub_question_indexes.append(index)
         if verdict.decision == Verdict.Decision.ACCEPT:
-            accepted_by[verdict.document_key].add(verdict.subquestion or 0)
+            accepted_by[verdict.document_key].add(verdict.sub_question_index or 0)
             if verdict.rationale and verdict.rationale not in source.rationales:
                 source.rationales.append(verdict.rationale)
             if verdict.chunk_id and verdict.chunk_id not in source.evidence_chunks:
                 source.evidence_chunks.insert(0, verdict.chunk_id)
             if verdict.source == Verdict.Source.HELD_REEVAL:
                 promoted.add(verdict.document_key)
-                in_pool.pop((verdict.subquestion, verdict.chunk_id), None)
+                in_pool.pop((verdict.sub_question_index, verdict.chunk_id), None)
         else:
             if verdict.decision == Verdict.Decision.HOLD:
                 held.add(verdict.document_key)
-                in_pool[(verdict.subquestion, verdict.chunk_id)] = verdict.document_key
+                in_pool[(verdict.sub_question_index, verdict.chunk_id)] = verdict.document_key
             if verdict.rationale and not source.rationales:
                 source.rationales.append(verdict.rationale)
             if verdict.chunk_id and verdict.chunk_id not in source.evidence_chunks:
@@ -124,12 +142,12 @@ def review_sources(investigation: Investigation) -> list[Source]:
     for key, source in sources.items():
         source.confirmations = len(accepted_by.get(key, ()))
         if source.confirmations:
-            source.agent_state = "accepted"
+            source.agent_state = SourceState.ACCEPTED
         elif key in held:
-            source.agent_state = "held"
+            source.agent_state = SourceState.HELD
             source.set_aside = key not in still_held
         else:
-            source.agent_state = "rejected"
+            source.agent_state = SourceState.REJECTED
     for note in investigation.notes.select_related("user"):
         if note.document_key in sources:
             sources[note.document_key].notes.append(note)
@@ -151,7 +169,7 @@ def _held_drops(investigation: Investigation) -> list[tuple[int | None, int]]:
     for step in investigation.steps.filter(kind=HeldChunkDropped.kind):
         event = step.event
         if isinstance(event, HeldChunkDropped):
-            drops.append((event.subquestion, event.chunk_id))
+            drops.append((event.sub_question_index, event.chunk_id))
     return drops
 
 
@@ -171,24 +189,25 @@ class SourceCounts:
 
 def source_counts(sources: list[Source]) -> SourceCounts:
     """Count the review's sources by state, overrides applied."""
-    held = [s for s in sources if s.state == "held"]
+    held = [s for s in sources if s.state == SourceState.HELD]
     return SourceCounts(
-        accepted=sum(s.state == "accepted" for s in sources), held=len(held),
-        rejected=sum(s.state == "rejected" for s in sources),
+        accepted=sum(s.state == SourceState.ACCEPTED for s in sources), held=len(held),
+        rejected=sum(s.state == SourceState.REJECTED for s in sources),
         set_aside=sum(s.set_aside and not s.human_decision for s in held),
     )
 
 
 def ranked_document_keys(investigation: Investigation, sources: dict[str, Source]) -> list[str]:
     """The agent's ranking minus what the historian removed, plus what they accepted, in order."""
-    ranked = [key for key in investigation.ranked_ids
-              if key in sources and sources[key].state == "accepted"]
-    if not investigation.ranked_ids:
+    ranked = [key for key in investigation.ranked_keys
+              if key in sources and sources[key].state == SourceState.ACCEPTED]
+    if not investigation.ranked_keys:
         # A run still in progress has no final ranking yet: order by confirmations.
-        ranked = sorted((k for k, s in sources.items() if s.agent_state == "accepted"
-                         and s.state == "accepted"),
+        ranked = sorted((k for k, s in sources.items()
+                         if s.agent_state == s.state == SourceState.ACCEPTED),
                         key=lambda k: -sources[k].confirmations)
-    extra = [key for key, s in sources.items() if s.state == "accepted" and key not in ranked]
+    extra = [key for key, s in sources.items()
+             if s.state == SourceState.ACCEPTED and key not in ranked]
     return ranked + extra
 
 
@@ -203,7 +222,7 @@ class EvidenceLink:
     """One path question → sub-question → search → chunk → verdict → rationale."""
 
     verdict: Verdict
-    subquestion_text: str
+    sub_question_text: str
     search: SearchRan | WarmStartRan | None
     chunk: object | None
 
@@ -218,7 +237,7 @@ def evidence_path(investigation: Investigation, document_key: str) -> list[Evide
     )
     if not verdicts:
         raise Http404("This document has no verdict in this investigation")
-    subquestions = {sq.index: sq.text for sq in investigation.sub_questions.all()}
+    sub_question_texts = {sq.index: sq.text for sq in investigation.sub_questions.all()}
     searches = [event for step in investigation.steps.filter(kind__in=SEARCH_KINDS).order_by("seq")
                 if isinstance(event := step.event, SearchRan | WarmStartRan)]
     chunks = Chunk.objects.in_bulk([v.chunk_id for v in verdicts if v.chunk_id])
@@ -229,20 +248,21 @@ def evidence_path(investigation: Investigation, document_key: str) -> list[Evide
             for found in searches:
                 if found.seq > verdict.step.seq:
                     break
-                if found.subquestion == verdict.subquestion and verdict.chunk_id in found.chunk_ids:
+                if (found.sub_question_index == verdict.sub_question_index
+                        and verdict.chunk_id in found.chunk_ids):
                     search = found
         links.append(EvidenceLink(
             verdict=verdict,
-            subquestion_text=("" if verdict.subquestion is None
-                              else subquestions.get(verdict.subquestion, "")),
+            sub_question_text=("" if verdict.sub_question_index is None
+                              else sub_question_texts.get(verdict.sub_question_index, "")),
             search=search,
             chunk=chunks.get(verdict.chunk_id),
         ))
     return links
 
 
-def evidence_span(investigation: Investigation, document_key: str,
-                  chunk_id: int | None = None) -> str:
+def evidence_range(investigation: Investigation, document_key: str,
+                   chunk_id: int | None = None) -> str:
     """Return "start-end" of the evidence a verdict on the document cites, accepts first."""
     verdicts = (investigation.verdicts.filter(document_key=document_key,
                                               evidence_start__isnull=False,

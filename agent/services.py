@@ -45,7 +45,7 @@ def investigation_create(
     batch: Batch | None = None,
     qid: str = "",
     question_type: str = "",
-    gold_ids: list[str] | None = None,
+    gold_keys: list[str] | None = None,
     enqueue: bool = True,
 ) -> Investigation:
     """Create an investigation and queue it for a worker once the transaction commits."""
@@ -53,7 +53,7 @@ def investigation_create(
     if not question:
         raise InvestigationError("The question is empty.")
     if problem := question_problem(question=question, qid=qid, question_type=question_type,
-                                   gold_ids=gold_ids or ()):
+                                   gold_keys=gold_keys or ()):
         raise InvestigationError(problem[0].upper() + problem[1:] + ".")
     if date_from and date_to and date_from > date_to:
         raise InvestigationError("The start date is after the end date.")
@@ -61,7 +61,7 @@ def investigation_create(
     investigation = Investigation.objects.create(
         owner=owner, question=question, sub_corpus=sub_corpus or "", date_from=date_from,
         date_to=date_to, batch=batch, qid=qid, question_type=question_type,
-        gold_ids=list(gold_ids or []), policy=policy.kind, policy_label=policy.label,
+        gold_keys=list(gold_keys or []), policy=policy.kind, policy_label=policy.label,
         models_used=policy.models,
         engine_settings=dataclasses.asdict(engine_config()),
     )
@@ -149,7 +149,7 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
     status = (Investigation.Status.CANCELLED if result.status == "cancelled"
               else Investigation.Status.FINISHED)
     with_reconnect(lambda: _owned(investigation).update(
-        status=status, finished_at=timezone.now(), ranked_ids=list(result.ranked_documents),
+        status=status, finished_at=timezone.now(), ranked_keys=list(result.ranked_document_keys),
         llm_calls=counters.llm_calls, input_tokens=counters.input_tokens,
         output_tokens=counters.output_tokens, cached_tokens=counters.cached_tokens,
         model_seconds=counters.model_seconds, engine_seconds=counters.engine_seconds,

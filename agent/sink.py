@@ -8,10 +8,8 @@ from django.utils import timezone
 
 from agent.durability import with_reconnect
 from agent.engine.events import (
-    BriefingWritten,
     Event,
     ModelCalled,
-    SubQuestionFinished,
     SubQuestionStarted,
     VerdictGiven,
 )
@@ -53,10 +51,10 @@ class DjangoEventSink:
 
 def project_event(investigation: Investigation, step: Step, event: Event) -> None:
     """Keep the query-friendly tables in step with the event log."""
-    if isinstance(event, SubQuestionStarted) and event.subquestion is not None:
+    if isinstance(event, SubQuestionStarted) and event.sub_question_index is not None:
         SubQuestion.objects.update_or_create(
             investigation=investigation,
-            index=event.subquestion,
+            index=event.sub_question_index,
             defaults={
                 "text": event.text,
                 "target_sub_corpus": event.target_sub_corpus or "",
@@ -68,7 +66,7 @@ def project_event(investigation: Investigation, step: Step, event: Event) -> Non
         Verdict.objects.create(
             investigation=investigation,
             step=step,
-            subquestion=event.subquestion,
+            sub_question_index=event.sub_question_index,
             chunk_id=event.chunk_id,
             document_key=event.document_key,
             sub_corpus=event.sub_corpus or "",
@@ -88,12 +86,4 @@ def project_event(investigation: Investigation, step: Step, event: Event) -> Non
             output_tokens=F("output_tokens") + event.output_tokens,
             cached_tokens=F("cached_tokens") + event.cached_tokens,
             model_seconds=F("model_seconds") + event.seconds,
-        )
-    elif isinstance(event, BriefingWritten) and event.subquestion is not None:
-        SubQuestion.objects.filter(investigation=investigation, index=event.subquestion).update(
-            briefing=event.payload()
-        )
-    elif isinstance(event, SubQuestionFinished) and event.subquestion is not None:
-        SubQuestion.objects.filter(investigation=investigation, index=event.subquestion).update(
-            finish_reason=event.reason
         )

@@ -9,7 +9,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from agent.models import DocumentNote, Investigation, SourceOrder, Verdict
-from agent.selectors import Source, review_sources
+from agent.selectors import Source, SourceState, folded_sources
 
 QUOTE_CHARS = 400
 QUOTE_SENTENCES = 3
@@ -92,15 +92,15 @@ def latest_source_order(investigation: Investigation) -> SourceOrder | None:
 
 def reviewed_sources(investigation: Investigation) -> list[ReviewedSource]:
     """Return every source with decision and evidence, accepted ones in the order in force."""
-    sources = review_sources(investigation)
+    sources = folded_sources(investigation)
     decisions = _decisions(investigation, sources)
     evidence = _evidence(investigation, sources)
     rows = [ReviewedSource(**{f.name: getattr(s, f.name) for f in fields(Source)},
                            decision=decisions[s.document_key],
                            evidence=evidence.get(s.document_key))
             for s in sources]
-    accepted = [row for row in rows if row.state == "accepted"]
-    others = [row for row in rows if row.state != "accepted"]
+    accepted = [row for row in rows if row.state == SourceState.ACCEPTED]
+    others = [row for row in rows if row.state != SourceState.ACCEPTED]
     saved = latest_source_order(investigation)
     if saved is not None:
         position = {key: i for i, key in enumerate(saved.document_keys)}
@@ -116,7 +116,7 @@ def order_in_force(investigation: Investigation,
     """Return the accepted keys in the order exports follow, and who set it."""
     if rows is None:
         rows = reviewed_sources(investigation)
-    keys = [row.document_key for row in rows if row.state == "accepted"]
+    keys = [row.document_key for row in rows if row.state == SourceState.ACCEPTED]
     saved = latest_source_order(investigation)
     if saved is None:
         return OrderInForce(keys)

@@ -39,21 +39,21 @@ def batch_summary(batch: Batch) -> BatchSummary:
     investigations = list(batch.investigations.order_by("id"))
     statuses = Counter(inv.status for inv in investigations)
     finished = [inv for inv in investigations if inv.status == Investigation.Status.FINISHED]
-    scored = [inv for inv in finished if inv.gold_ids]
+    scored = [inv for inv in finished if inv.gold_keys]
     metrics: dict[str, float] = {}
     if scored:
         for k in CUTOFFS:
             metrics[f"R@{k}"] = sum(
-                recall_at_k(inv.ranked_ids, inv.gold_ids, k) for inv in scored
+                recall_at_k(inv.ranked_keys, inv.gold_keys, k) for inv in scored
             ) / len(scored)
         metrics["multi-gold MRR"] = sum(
-            multi_gold_mrr(inv.ranked_ids, inv.gold_ids) for inv in scored
+            multi_gold_mrr(inv.ranked_keys, inv.gold_keys) for inv in scored
         ) / len(scored)
     per_question = {
         inv.pk: QuestionScore(
-            gold=len(set(inv.gold_ids)), found=len(set(inv.gold_ids) & set(inv.ranked_ids)),
-            recall_at_10=recall_at_k(inv.ranked_ids, inv.gold_ids, 10),
-            multi_gold_mrr=multi_gold_mrr(inv.ranked_ids, inv.gold_ids))
+            gold=len(set(inv.gold_keys)), found=len(set(inv.gold_keys) & set(inv.ranked_keys)),
+            recall_at_10=recall_at_k(inv.ranked_keys, inv.gold_keys, 10),
+            multi_gold_mrr=multi_gold_mrr(inv.ranked_keys, inv.gold_keys))
         for inv in scored
     }
     return BatchSummary(

@@ -66,7 +66,7 @@ def _viewer_context(request, pk: int) -> dict:
 def _live_context(request, context: dict, *, only: set[int] | None = None) -> dict:
     investigation = context["investigation"]
     story = investigation_story(investigation, context["sc_names"], only=only)
-    sources = selectors.review_sources(investigation)
+    sources = selectors.folded_sources(investigation)
     context.update(
         story=story, counts=selectors.source_counts(sources), last_seq=story.last_seq,
         budget=investigation.engine_settings.get("step_budget"),
@@ -100,7 +100,7 @@ def investigation_steps(request, pk: int):
     _live_context(request, context, only=changed)
     context.update(oob=True, shown=shown, last_seq=max(context["last_seq"], after),
                    overview_changed=investigation.steps.filter(
-                       seq__gt=after, subquestion__isnull=True).exists())
+                       seq__gt=after, sub_question_index__isnull=True).exists())
     return render(request, "agent/_live_update.html", context)
 
 
@@ -131,9 +131,9 @@ def investigation_review(request, pk: int):
     context.update(
         order=order_in_force(context["investigation"], sources),
         counts=selectors.source_counts([*sources]),
-        ranked=[s for s in sources if s.state == "accepted"],
-        held=[s for s in sources if s.state == "held"],
-        rejected=[s for s in sources if s.state == "rejected"],
+        ranked=[s for s in sources if s.state == selectors.SourceState.ACCEPTED],
+        held=[s for s in sources if s.state == selectors.SourceState.HELD],
+        rejected=[s for s in sources if s.state == selectors.SourceState.REJECTED],
         decisions=Verdict.Decision.choices,
         formats=list(FORMATS),
     )
@@ -239,7 +239,7 @@ def batch_new(request):
                 for row in rows:
                     services.investigation_create(
                         owner=request.user, question=row.question, batch=batch, qid=row.qid,
-                        question_type=row.question_type, gold_ids=row.gold_ids,
+                        question_type=row.question_type, gold_keys=row.gold_keys,
                     )
             return redirect("batch_detail", pk=batch.pk)
     return render(request, "agent/batch_new.html", {"form": form})
@@ -268,7 +268,7 @@ def open_source(request, pk: int):
     if document is None:
         return HttpResponseBadRequest("This document is no longer in the archive.")
     chunk = request.GET.get("chunk", "")
-    span = request.GET.get("evidence", "") or selectors.evidence_span(
+    span = request.GET.get("evidence", "") or selectors.evidence_range(
         context["investigation"], key, int(chunk) if chunk.isdigit() else None)
     params: dict[str, str | int] = {"from": pk}
     if chunk.isdigit():

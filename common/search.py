@@ -57,7 +57,6 @@ class SearchRequest:
     sub_corpora: tuple[str, ...] | None = None
     document_ids: tuple[int, ...] | None = None
     exclude_chunk_ids: tuple[int, ...] = ()
-    exclude_document_ids: tuple[int, ...] = ()
     exclude_document_keys: tuple[str, ...] = ()
     limit: int = 10
     mode: str = "auto"
@@ -68,7 +67,7 @@ class SearchRequest:
         # Accept any iterable from callers but store tuples so the value stays hashable.
         for name in ("sub_corpora", "document_ids"):
             object.__setattr__(self, name, _tuple_or_none(getattr(self, name)))
-        for name in ("exclude_chunk_ids", "exclude_document_ids", "exclude_document_keys"):
+        for name in ("exclude_chunk_ids", "exclude_document_keys"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
 
     def with_(self, **changes: Any) -> SearchRequest:

@@ -119,7 +119,7 @@ def main() -> None:
             result = run_investigation(question, policy=policy, retriever=retriever, sink=sink)
             times.append(result.counters.engine_seconds * 1000)
             if gold:
-                r, m = scores(result.ranked_documents, gold)
+                r, m = scores(result.ranked_document_keys, gold)
                 recalls.append(r)
                 mrrs.append(m)
         line = f"{policy.name}: median engine time {statistics.median(times):.1f} ms/question"

@@ -146,7 +146,7 @@ class Processes:
                 cmd = " ".join(proc.cmdline())
             except psutil.Error:
                 continue
-            if "gunicorn" in cmd and "trace_site.wsgi" in cmd:
+            if "trace_site.web_server" in cmd or ("gunicorn" in cmd and "trace_site.wsgi" in cmd):
                 found["web"].append(proc)
             elif "celery" in cmd and "trace_site" in cmd and " worker" in cmd:
                 found["worker"].append(proc)

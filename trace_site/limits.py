@@ -50,18 +50,18 @@ def text_problem(value: str, *, label: str, max_chars: int) -> str:
 
 
 def question_problem(
-    *, question: str, qid: str = "", question_type: str = "", gold_ids: Iterable[str] = ()
+    *, question: str, qid: str = "", question_type: str = "", gold_keys: Iterable[str] = ()
 ) -> str:
     """Say what is wrong with the fields of a question ("" when nothing is)."""
-    gold_ids = list(gold_ids)
+    gold_keys = list(gold_keys)
     checks = [
         text_problem(question, label="the question", max_chars=settings.TRACE_MAX_QUESTION_CHARS),
         text_problem(qid, label="the qid", max_chars=QID_MAX_CHARS),
         text_problem(question_type, label="the question_type", max_chars=QUESTION_TYPE_MAX_CHARS),
-        *(text_problem(g, label="a gold id", max_chars=GOLD_ID_MAX_CHARS) for g in gold_ids),
+        *(text_problem(g, label="a gold id", max_chars=GOLD_ID_MAX_CHARS) for g in gold_keys),
     ]
-    if len(gold_ids) > GOLD_IDS_MAX:
-        checks.append(f"{len(gold_ids)} gold ids; at most {GOLD_IDS_MAX}")
+    if len(gold_keys) > GOLD_IDS_MAX:
+        checks.append(f"{len(gold_keys)} gold ids; at most {GOLD_IDS_MAX}")
     return next((c for c in checks if c), "")
 
 

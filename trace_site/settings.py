@@ -69,6 +69,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "trace_site.proxy.ProxyClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -182,6 +183,11 @@ CSRF_COOKIE_HTTPONLY = False  # HTMX reads the token from the page, not the cook
 SESSION_COOKIE_SECURE = env_bool("TRACE_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
+# Behind a reverse proxy (docker-compose.yml's nginx): the client's address and scheme come from
+# the proxy's headers (trace_site.proxy). Only where the app server is reachable through it alone.
+TRACE_BEHIND_PROXY = env_bool("TRACE_BEHIND_PROXY", False)
+if TRACE_BEHIND_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 # Limits on what a user sends (trace_site.limits): a larger body gets 413 before it is read;
 # form fields (files aside) are held in memory up to DATA_UPLOAD_MAX_MEMORY_SIZE, an upload up to
@@ -238,7 +244,8 @@ TRACE_EMBEDDING_BASE_URL = env_str("TRACE_EMBEDDING_BASE_URL")
 TRACE_EMBEDDING_API_KEY = env_str("TRACE_EMBEDDING_API_KEY", "")
 TRACE_EMBEDDING_MODEL = env_str("TRACE_EMBEDDING_MODEL")
 TRACE_EMBEDDING_DIMENSIONS = env_int("TRACE_EMBEDDING_DIMENSIONS", 0)
-TRACE_BM25_DIR = TRACE_DATA_DIR / "bm25"
+# The BM25 index directory: a volume shared by every web and worker process in a multi-host layout.
+TRACE_BM25_DIR = env_path("TRACE_BM25_DIR", TRACE_DATA_DIR / "bm25")
 TRACE_BM25_ENGINE = env_choice("TRACE_BM25_ENGINE", "whoosh", {"whoosh", "tantivy"})
 TRACE_TEMPORAL_HALF_LIFE_DAYS = env_float("TRACE_TEMPORAL_HALF_LIFE_DAYS", 7.0)
 

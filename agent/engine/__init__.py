@@ -14,26 +14,27 @@ from agent.engine.replay import RecordedCall, RecordingChatModel, ReplayChatMode
 from agent.engine.schemas import (
     AgentStep,
     Briefing,
+    ChunkDecision,
     HeldReevalOutput,
     PlannerOutput,
     RankOutput,
     ReplanOutput,
-    Verdict,
 )
 from agent.engine.sinks import ListSink
 from agent.engine.types import (
     AcceptedChunk,
     ChatResult,
     InvestigationResult,
-    SubQuestion,
+    SubQuestionSpec,
     VerdictSignals,
 )
 
 __all__ = [
-    "AcceptedChunk", "AgentStep", "Briefing", "ChatModel", "ChatResult", "EngineConfig",
-    "Event", "EventSink", "HeldReevalOutput", "InvestigationResult", "LLMPolicy", "ListSink",
-    "OfflinePolicy", "OutputParseError", "OutputSchemaError", "PlannerOutput", "Policy",
-    "PolicyKind", "PolicySpec", "Prompt", "RankOutput", "RecordedCall", "RecordingChatModel",
-    "ReplanOutput", "ReplayChatModel", "Retriever", "SubQuestion", "Verdict", "VerdictSignals",
+    "AcceptedChunk", "AgentStep", "Briefing", "ChatModel", "ChatResult", "ChunkDecision",
+    "EngineConfig", "Event", "EventSink", "HeldReevalOutput", "InvestigationResult", "LLMPolicy",
+    "ListSink", "OfflinePolicy", "OutputParseError", "OutputSchemaError", "PlannerOutput",
+    "Policy", "PolicyKind", "PolicySpec", "Prompt", "RankOutput", "RecordedCall",
+    "RecordingChatModel", "ReplanOutput", "ReplayChatModel", "Retriever", "SubQuestionSpec",
+    "VerdictSignals",
     "event_from_json", "parse_json_object", "run_investigation",
 ]  # fmt: skip

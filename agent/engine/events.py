@@ -1,6 +1,6 @@
 """The event catalogue: one frozen dataclass per kind of event an investigation emits.
 
-Every event carries its envelope, `seq` (its position in the run, from 1) and `subquestion`
+Every event carries its envelope, `seq` (its position in the run, from 1) and `sub_question_index`
 (the index of the sub-question it belongs to, None for the investigation as a whole), both
 stamped by the Recorder. `to_json()` gives a JSON-ready dict with the kind; `event_from_json`
 turns such a dict back into its typed event. Reading ignores keys a kind does not know and
@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
-from agent.engine.types import EvidenceSpan, Memory, SubQuestion, VerdictSignals
+from agent.engine.types import EvidenceSpan, Memory, SubQuestionSpec, VerdictSignals
 
-ENVELOPE = ("kind", "seq", "subquestion")
+ENVELOPE = ("kind", "seq", "sub_question_index")
 
 
 def _plain(value: Any) -> Any:
@@ -49,7 +49,7 @@ class Event:
     decoders: ClassVar[Mapping[str, Callable[[Any], Any]]] = {}
 
     seq: int = 0
-    subquestion: int | None = None
+    sub_question_index: int | None = None
 
     def __post_init__(self) -> None:
         # Sequences are stored as tuples, so equal events compare equal after a JSON round trip.
@@ -65,7 +65,7 @@ class Event:
 
     def to_json(self) -> dict[str, Any]:
         """Return the whole event, envelope and kind included, as JSON-ready data."""
-        return {"kind": self.kind, "seq": self.seq, "subquestion": self.subquestion,
+        return {"kind": self.kind, "seq": self.seq, "sub_question_index": self.sub_question_index,
                 **self.payload()}
 
     @classmethod
@@ -79,16 +79,16 @@ class Event:
                 values[name] = decode(value) if decode and value is not None else value
         return cls(**values)
 
-    def stamped(self, seq: int, subquestion: int | None) -> Event:
+    def stamped(self, seq: int, sub_question_index: int | None) -> Event:
         """Return a copy of the event with its envelope filled in."""
         event = copy.copy(self)
         object.__setattr__(event, "seq", seq)
-        object.__setattr__(event, "subquestion", subquestion)
+        object.__setattr__(event, "sub_question_index", sub_question_index)
         return event
 
 
-def _sub_questions(items: list[Mapping[str, Any]]) -> tuple[SubQuestion, ...]:
-    return tuple(SubQuestion.from_dict(item) for item in items)
+def _sub_questions(items: list[Mapping[str, Any]]) -> tuple[SubQuestionSpec, ...]:
+    return tuple(SubQuestionSpec.from_dict(item) for item in items)
 
 
 def _signals(data: Mapping[str, Any]) -> VerdictSignals:
@@ -129,7 +129,7 @@ class PlanMade(Event):
     kind: ClassVar[str] = "plan"
     decoders: ClassVar[Mapping[str, Callable[[Any], Any]]] = {"sub_questions": _sub_questions}
 
-    sub_questions: tuple[SubQuestion, ...]
+    sub_questions: tuple[SubQuestionSpec, ...]
     notes: tuple[str, ...] = ()
     fallback: bool = False
     policy: str = ""
@@ -143,8 +143,8 @@ class PlanRevised(Event):
     decoders: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
         "before": _sub_questions, "after": _sub_questions}
 
-    before: tuple[SubQuestion, ...]
-    after: tuple[SubQuestion, ...]
+    before: tuple[SubQuestionSpec, ...]
+    after: tuple[SubQuestionSpec, ...]
     changed: bool = False
     notes: tuple[str, ...] = ()
     rationale: str = ""
@@ -209,9 +209,9 @@ class SubQuestionStarted(Event):
     target_date: str | None = None
 
     @property
-    def sub_question(self) -> SubQuestion:
+    def sub_question(self) -> SubQuestionSpec:
         """Return the sub-question itself."""
-        return SubQuestion(self.text, self.target_sub_corpus, self.entities, self.target_date)
+        return SubQuestionSpec(self.text, self.target_sub_corpus, self.entities, self.target_date)
 
 
 @dataclass(frozen=True, kw_only=True)

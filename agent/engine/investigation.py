@@ -19,7 +19,7 @@ from agent.engine.ranking import rank
 from agent.engine.recorder import Recorder
 from agent.engine.stages import reevaluate_held, write_briefing
 from agent.engine.state import Scope
-from agent.engine.types import AcceptedChunk, HeldChunk, InvestigationResult, SubQuestion
+from agent.engine.types import AcceptedChunk, HeldChunk, InvestigationResult, SubQuestionSpec
 
 DEFAULT_CONFIG = EngineConfig()
 
@@ -52,13 +52,13 @@ def run_investigation(
     env = LoopEnv(question=question, policy=policy, retriever=retriever, recorder=recorder,
                   config=config, scope=scope, slugs=slugs, sub_corpora=infos)
     status = "finished"
-    plan: list[SubQuestion] = []
+    plan: list[SubQuestionSpec] = []
     if recorder.cancelled():
         status = "cancelled"
     else:
         plan = make_plan(question=question, policy=policy, recorder=recorder, config=config,
                          infos=infos, scope=scope)
-    done: list[SubQuestion] = []
+    done: list[SubQuestionSpec] = []
     accepted: list[list[AcceptedChunk]] = []
     held: list[list[HeldChunk]] = []
     reasons: dict[int, str] = {}
@@ -77,7 +77,7 @@ def run_investigation(
         recorder.emit(SubQuestionStarted(
             text=sub_question.text, target_sub_corpus=sub_question.target_sub_corpus,
             entities=sub_question.entities, target_date=sub_question.target_date),
-            subquestion=index)
+            sub_question_index=index)
         state = new_state(env, index, sub_question)
         warm_start(env, state)
         reason = run_loop(env, state)
@@ -85,7 +85,7 @@ def run_investigation(
             reevaluate_held(env, state)
         recorder.emit(SubQuestionFinished(
             reason=reason, effective_steps=state.effective_steps, raw_steps=state.raw_steps,
-            accepted=len(state.accepted), held=len(state.held.items)), subquestion=index)
+            accepted=len(state.accepted), held=len(state.held.items)), sub_question_index=index)
         done.append(sub_question)
         accepted.append(list(state.accepted))
         held.append(list(state.held.items))
@@ -104,11 +104,11 @@ def run_investigation(
     counters.engine_seconds = max(0.0, time.perf_counter() - started - counters.model_seconds)
     recorder.emit(InvestigationFinished(
         status=status, reason="completed" if status == "finished" else "cancelled",
-        ranked=len(ranking.documents), sub_questions=len(done), llm_calls=counters.llm_calls,
+        ranked=len(ranking.document_keys), sub_questions=len(done), llm_calls=counters.llm_calls,
         input_tokens=counters.input_tokens, output_tokens=counters.output_tokens,
         cached_tokens=counters.cached_tokens, model_seconds=counters.model_seconds,
         engine_seconds=counters.engine_seconds))
     return InvestigationResult(
-        question=question, status=status, ranked_documents=ranking.documents,
-        accepted=dict(enumerate(accepted)), held_documents=ranking.held_documents,
+        question=question, status=status, ranked_document_keys=ranking.document_keys,
+        accepted=dict(enumerate(accepted)), held_document_keys=ranking.held_document_keys,
         sub_questions=done, finish_reasons=reasons, counters=counters, policy=policy.name)

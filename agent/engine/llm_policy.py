@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from dataclasses import fields
 from typing import Any
 
 from pydantic import BaseModel
@@ -12,13 +11,21 @@ from agent.engine.parsing import parse_output
 from agent.engine.policy import (
     BriefContext,
     HeldContext,
-    LLMCall,
+    ModelCallSummary,
     PlanContext,
     RankContext,
     ReplanContext,
     StepContext,
 )
 from agent.engine.ports import ChatModel
+from agent.engine.prompt_variables import (
+    agent_variables,
+    briefing_variables,
+    held_variables,
+    planner_variables,
+    rank_variables,
+    replan_variables,
+)
 from agent.engine.prompting import render_prompt
 from agent.engine.schemas import (
     AgentStep,
@@ -28,11 +35,6 @@ from agent.engine.schemas import (
     RankOutput,
     ReplanOutput,
 )
-
-
-def _variables(ctx: Any) -> dict[str, Any]:
-    """Expose a context's fields to its prompt template as they are."""
-    return {f.name: getattr(ctx, f.name) for f in fields(ctx)}
 
 
 class LLMPolicy:
@@ -45,46 +47,49 @@ class LLMPolicy:
         self.name = "LLM policy"
 
     def _ask[M: BaseModel](
-        self, role: str, prompt_name: str, ctx: Any, output: type[M], calls: list[LLMCall]
+        self, role: str, prompt_name: str, variables: dict[str, Any], output: type[M],
+        calls: list[ModelCallSummary],
     ) -> M:
         """Render, call the model, record the call, then parse (a parse error propagates)."""
         prompt = render_prompt(prompt_name, role, chunk_chars=self.chunk_chars,
-                               held_chars=self.held_chars, **_variables(ctx))
+                               held_chars=self.held_chars, **variables)
         started = time.perf_counter()
         result = self.chat.complete(prompt)
-        calls.append(LLMCall(
+        calls.append(ModelCallSummary(
             role=role, prompt_name=prompt_name, prompt_hash=prompt.hash, model=result.model,
             input_tokens=result.input_tokens, output_tokens=result.output_tokens,
             cached_tokens=result.cached_tokens, seconds=time.perf_counter() - started))
         return parse_output(result.text, output)
 
-    def plan(self, ctx: PlanContext, calls: list[LLMCall]) -> PlannerOutput:
+    def plan(self, ctx: PlanContext, calls: list[ModelCallSummary]) -> PlannerOutput:
         """Decompose the question into sub-questions."""
-        return self._ask("planner", "planner", ctx, PlannerOutput, calls)
+        return self._ask("planner", "planner", planner_variables(ctx), PlannerOutput, calls)
 
-    def step(self, ctx: StepContext, calls: list[LLMCall]) -> AgentStep:
+    def step(self, ctx: StepContext, calls: list[ModelCallSummary]) -> AgentStep:
         """Choose the next action; figures a model writes into its verdicts are dropped."""
-        step = self._ask("agent", "agent", ctx, AgentStep, calls)
-        verdicts = step.args.get("verdicts") if step.action == "review" else None
+        step = self._ask("agent", "agent", agent_variables(ctx), AgentStep, calls)
+        # A reply's arguments are the JSON it wrote (a dict), checked later by the loop.
+        args = step.args if isinstance(step.args, dict) else {}
+        verdicts = args.get("verdicts") if step.action == "review" else None
         for verdict in verdicts if isinstance(verdicts, list) else []:
             if isinstance(verdict, dict):
                 verdict.pop("signals", None)  # signals are measured, never claimed
         return step
 
-    def reevaluate_held(self, ctx: HeldContext, calls: list[LLMCall]) -> HeldReevalOutput:
+    def reevaluate_held(self, ctx: HeldContext, calls: list[ModelCallSummary]) -> HeldReevalOutput:
         """Promote held chunks the accumulated evidence supports (claimed figures dropped)."""
-        output = self._ask("agent", "held", ctx, HeldReevalOutput, calls)
+        output = self._ask("agent", "held", held_variables(ctx), HeldReevalOutput, calls)
         return output.model_copy(update={"promotions": [
             promotion.model_copy(update={"signals": None}) for promotion in output.promotions]})
 
-    def brief(self, ctx: BriefContext, calls: list[LLMCall]) -> Briefing:
+    def brief(self, ctx: BriefContext, calls: list[ModelCallSummary]) -> Briefing:
         """Write the briefing of a finished sub-question."""
-        return self._ask("agent", "briefing", ctx, Briefing, calls)
+        return self._ask("agent", "briefing", briefing_variables(ctx), Briefing, calls)
 
-    def replan(self, ctx: ReplanContext, calls: list[LLMCall]) -> ReplanOutput:
+    def replan(self, ctx: ReplanContext, calls: list[ModelCallSummary]) -> ReplanOutput:
         """Keep or revise the remaining plan."""
-        return self._ask("planner", "replan", ctx, ReplanOutput, calls)
+        return self._ask("planner", "replan", replan_variables(ctx), ReplanOutput, calls)
 
-    def rank_group(self, ctx: RankContext, calls: list[LLMCall]) -> RankOutput:
+    def rank_group(self, ctx: RankContext, calls: list[ModelCallSummary]) -> RankOutput:
         """Order one group of documents by their rationales."""
-        return self._ask("reranker", "rank", ctx, RankOutput, calls)
+        return self._ask("reranker", "rank", rank_variables(ctx), RankOutput, calls)

@@ -20,10 +20,17 @@ from agent.engine.events import (
 from agent.engine.evidence import evidence_span
 from agent.engine.offline_plan import strip_mentions
 from agent.engine.parsing import OutputParseError
-from agent.engine.policy import LLMCall, Policy, StepContext
+from agent.engine.policy import ModelCallSummary, Policy, StepContext
 from agent.engine.ports import Retriever
 from agent.engine.recorder import Recorder
-from agent.engine.schemas import AgentStep, ReviewArgs, SearchArgs, Verdict
+from agent.engine.schemas import (
+    ActionArgs,
+    AgentStep,
+    Briefing,
+    ChunkDecision,
+    ReviewArgs,
+    SearchArgs,
+)
 from agent.engine.state import (
     HeldPool,
     LoopState,
@@ -39,7 +46,8 @@ from agent.engine.types import (
     AcceptedChunk,
     EvidenceSpan,
     HeldChunk,
-    SubQuestion,
+    Memory,
+    SubQuestionSpec,
     VerdictSignals,
 )
 from agent.engine.wording import language_of, phrase, window_phrase
@@ -58,14 +66,15 @@ class LoopEnv:
     scope: Scope
     slugs: list[str]
     sub_corpora: list[SubCorpusInfo]
-    briefings: list[dict[str, Any]] = field(default_factory=list)
+    briefings: list[Briefing] = field(default_factory=list)
 
     @property
     def language(self) -> str:
         """Return the question's language, the one rationales are written in."""
         return language_of(self.question)
 
-    def evidence(self, hit: Hit, sub_question: SubQuestion, quote: str = "") -> EvidenceSpan | None:
+    def evidence(self, hit: Hit, sub_question: SubQuestionSpec,
+                 quote: str = "") -> EvidenceSpan | None:
         """Locate a verdict's evidence: the quote, else the sentences richest in q's terms."""
         terms = content_terms(strip_mentions(self.question, self.sub_corpora))
         return evidence_span(hit, quote=quote, terms=terms, names=name_keys(sub_question.entities))
@@ -137,9 +146,9 @@ def hold(state: LoopState, hit: Hit, rationale: str, *, auto: bool, reason: str,
     return events
 
 
-def _search(env: LoopEnv, state: LoopState, args: dict[str, Any]) -> StepOutcome:
+def _search(env: LoopEnv, state: LoopState, args: ActionArgs) -> StepOutcome:
     try:
-        parsed = SearchArgs.model_validate(args)
+        parsed = args if isinstance(args, SearchArgs) else SearchArgs.model_validate(args)
     except ValidationError as exc:
         state.last_attempt = None
         return _feedback("invalid_action", f"invalid search arguments: {exc.errors()[0]['msg']}")
@@ -248,18 +257,18 @@ def _retrieve(env: LoopEnv, channel: str, query: str, date_from: str | None,
         limit=env.config.search_limit))
 
 
-def _review(env: LoopEnv, state: LoopState, args: dict[str, Any]) -> StepOutcome:
+def _review(env: LoopEnv, state: LoopState, args: ActionArgs) -> StepOutcome:
     state.last_attempt = None
     if not state.pending:
         return _feedback("alternation_violation", "nothing is pending: search or finish",
                          log="review")
     try:
-        parsed = ReviewArgs.model_validate(args)
+        parsed = args if isinstance(args, ReviewArgs) else ReviewArgs.model_validate(args)
     except ValidationError as exc:
         return _feedback("invalid_action", f"invalid review arguments: {exc.errors()[0]['msg']}",
                          log="review")
     pending_ids = [c.chunk_id for c in state.pending]
-    chosen: dict[int, Verdict] = {}
+    chosen: dict[int, ChunkDecision] = {}
     unknown: list[int] = []
     for given in parsed.verdicts:
         if given.chunk_id not in pending_ids:
@@ -352,7 +361,7 @@ def warm_start(env: LoopEnv, state: LoopState) -> None:
     target_date = sq.target_date if is_full_date(sq.target_date) else None
     query, cut = cap_query(sq.text, env.config.query_max_chars)
     if cut is not None:
-        env.recorder.emit(cut, subquestion=state.index)
+        env.recorder.emit(cut, sub_question_index=state.index)
     found = env.retriever.warm_start(SearchRequest(
         channel="warm_start", query=query, window=target_day(target_date),
         sub_corpora=(sub_corpus,) if sub_corpus else None, limit=env.config.warm_start_limit))
@@ -363,7 +372,7 @@ def warm_start(env: LoopEnv, state: LoopState) -> None:
     state.pending = found
     state.action_log.append(f"warm start → {len(found)} chunks to review")
     env.recorder.emit(WarmStartRan(query=query, sub_corpus=sub_corpus, target_date=target_date,
-                                   **describe(found)), subquestion=state.index)
+                                   **describe(found)), sub_question_index=state.index)
 
 
 def run_loop(env: LoopEnv, state: LoopState) -> str:
@@ -383,7 +392,7 @@ def run_loop(env: LoopEnv, state: LoopState) -> str:
         state.raw_steps += 1
         ctx = _context(env, state)
         state.feedback = []
-        def decide(calls: list[LLMCall], ctx: StepContext = ctx) -> AgentStep:
+        def decide(calls: list[ModelCallSummary], ctx: StepContext = ctx) -> AgentStep:
             return env.policy.step(ctx, calls)
 
         try:
@@ -395,13 +404,13 @@ def run_loop(env: LoopEnv, state: LoopState) -> str:
             state.feedback.append(message)
             state.action_log.append("skipped: unparsable reply")
             recorder.emit(FeedbackGiven(reason="parse_failure", message=message),
-                          subquestion=state.index)
+                          sub_question_index=state.index)
             if state.parse_failures >= config.max_consecutive_parse_failures:
                 reason = "parse_failures"
                 break
             continue
         state.parse_failures = 0
-        state.memory = type(state.memory)(**step.memory_update.model_dump())
+        state.memory = step.memory_update
         outcome = _execute(env, state, step)
         if outcome.productive:
             state.effective_steps += 1
@@ -410,11 +419,12 @@ def run_loop(env: LoopEnv, state: LoopState) -> str:
             if isinstance(event, FeedbackGiven) and event.reason != "review_incomplete":
                 state.feedback.append(event.message)
         recorder.emit(AgentStepTaken(
-            thought=step.thought, action=step.action, args=step.args, memory=state.memory,
+            thought=step.thought, action=step.action, args=step.recorded_args(),
+            memory=state.memory,
             effective_step=state.effective_steps, raw_step=state.raw_steps,
-            productive=outcome.productive), subquestion=state.index)
+            productive=outcome.productive), sub_question_index=state.index)
         for event in outcome.events:
-            recorder.emit(event, subquestion=state.index)
+            recorder.emit(event, sub_question_index=state.index)
         if outcome.finish:
             reason = outcome.finish
             break
@@ -422,16 +432,15 @@ def run_loop(env: LoopEnv, state: LoopState) -> str:
         for event in hold(state, hit, phrase(env.language, "unreviewed"), auto=True,
                           reason="unreviewed", source="auto",
                           evidence=env.evidence(hit, state.sub_question)):
-            recorder.emit(event, subquestion=state.index)
+            recorder.emit(event, sub_question_index=state.index)
     state.pending = []
     return reason
 
 
-def new_state(env: LoopEnv, index: int, sub_question: SubQuestion) -> LoopState:
+def new_state(env: LoopEnv, index: int, sub_question: SubQuestionSpec) -> LoopState:
     """Create a fresh, unshared loop state for one sub-question."""
     state = LoopState(index=index, sub_question=sub_question,
                       held=HeldPool(env.config.held_pool_size))
     if env.briefings:
-        last = env.briefings[-1]
-        state.memory = type(state.memory)(prior_findings=str(last.get("summary", "")))
+        state.memory = Memory(prior_findings=env.briefings[-1].summary)
     return state

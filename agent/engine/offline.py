@@ -32,7 +32,7 @@ from agent.engine.offline_plan import offline_plan, strip_mentions
 from agent.engine.policy import (
     BriefContext,
     HeldContext,
-    LLMCall,
+    ModelCallSummary,
     PlanContext,
     RankContext,
     RankItem,
@@ -43,14 +43,16 @@ from agent.engine.policy_spec import OFFLINE_LABEL
 from agent.engine.schemas import (
     AgentStep,
     Briefing,
+    Channel,
+    ChunkDecision,
     HeldReevalOutput,
-    MemoryUpdate,
     PlannedSubQuestion,
     PlannerOutput,
     Promotion,
     RankOutput,
     ReplanOutput,
-    Verdict,
+    ReviewArgs,
+    SearchArgs,
 )
 from agent.engine.text import (
     STOPWORDS,
@@ -64,7 +66,7 @@ from agent.engine.text import (
     surnames,
     tokens,
 )
-from agent.engine.types import WARM_START, SubQuestion, VerdictSignals
+from agent.engine.types import WARM_START, Memory, SubQuestionSpec, VerdictSignals
 from agent.engine.wording import fitted, language_of, phrase, surface_forms
 from common.search import Hit
 
@@ -93,12 +95,12 @@ class OfflinePolicy:
 
     # -- planning -----------------------------------------------------------------------------
 
-    def plan(self, ctx: PlanContext, calls: list[LLMCall]) -> PlannerOutput:
+    def plan(self, ctx: PlanContext, calls: list[ModelCallSummary]) -> PlannerOutput:
         """Fan the question out per mentioned sub-corpus."""
         plan = offline_plan(ctx.question, ctx.sub_corpora, ctx.m_max, ctx.sub_corpus)
         return PlannerOutput(sub_questions=[_planned(sq) for sq in plan])
 
-    def replan(self, ctx: ReplanContext, calls: list[LLMCall]) -> ReplanOutput:
+    def replan(self, ctx: ReplanContext, calls: list[ModelCallSummary]) -> ReplanOutput:
         """Add an uncovered sub-corpus only when the last sub-question found nothing."""
         if not ctx.accepted_counts or ctx.accepted_counts[-1] > 0:
             return ReplanOutput(remaining=None, rationale="plan kept")
@@ -107,16 +109,16 @@ class OfflinePolicy:
         if not free or len(ctx.done) + len(ctx.remaining) >= ctx.m_max:
             return ReplanOutput(remaining=None, rationale="nothing found; no room to widen")
         last = ctx.done[-1]
-        added = SubQuestion(last.text, free[0], last.entities, last.target_date)
+        added = SubQuestionSpec(last.text, free[0], last.entities, last.target_date)
         return ReplanOutput(remaining=[_planned(sq) for sq in [*ctx.remaining, added]],
                             rationale=f"nothing accepted; also searching {free[0]}")
 
     # -- agent steps --------------------------------------------------------------------------
 
-    def step(self, ctx: StepContext, calls: list[LLMCall]) -> AgentStep:
+    def step(self, ctx: StepContext, calls: list[ModelCallSummary]) -> AgentStep:
         """Review what is pending, else run the next unused search, else finish."""
         terms = self._terms(ctx.question, ctx)
-        memory = MemoryUpdate(
+        memory = Memory(
             prior_findings=ctx.memory.prior_findings,
             question_analysis="key terms: " + ", ".join(terms[:12]),
             evidence_gathered=f"{len(ctx.accepted)} accepted, {len(ctx.held)} held",
@@ -133,15 +135,15 @@ class OfflinePolicy:
                     docs.add(hit.document_key)
                 verdicts.append(verdict)
             return AgentStep(thought="review the pending batch", action="review",
-                             args={"verdicts": [v.model_dump(mode="json") for v in verdicts]},
+                             args=ReviewArgs(verdicts=verdicts),
                              memory_update=memory)
         done = {(s.channel, normalise_query(s.query), s.date_from, s.date_to, s.sub_corpus)
                 for s in ctx.searches}
         for args in self._queue(ctx, terms):
-            key = (args["channel"], normalise_query(str(args.get("query", ""))),
-                   args.get("date_from"), args.get("date_to"), args.get("sub_corpus"))
+            key = (args.channel, normalise_query(args.query), args.date_from, args.date_to,
+                   args.sub_corpus)
             if key not in done:
-                return AgentStep(thought=f"next search: {args['channel']}", action="search",
+                return AgentStep(thought=f"next search: {args.channel}", action="search",
                                  args=args, memory_update=memory)
         return AgentStep(thought="every planned search has run", action="finish", args={},
                          memory_update=memory)
@@ -150,33 +152,35 @@ class OfflinePolicy:
         sub_corpora = ctx.sub_corpora if ctx else []
         return content_terms(strip_mentions(question, sub_corpora))
 
-    def _queue(self, ctx: StepContext, terms: list[str]) -> list[dict[str, object]]:
+    def _queue(self, ctx: StepContext, terms: list[str]) -> list[SearchArgs]:
         sq = ctx.sub_question
         target = sq.target_sub_corpus
         names = surnames(sq.entities)
-        queue: list[dict[str, object]] = []
-        base = {"date_from": None, "date_to": None, "sub_corpus": target}
-        queue.append({"channel": "bm25", "query": " ".join([*names, *terms]), **base})
-        queue.append({"channel": "dense", "query": sq.text, **base})
+
+        def search(channel: Channel, query: str, date_from: str | None = None,
+                   date_to: str | None = None) -> SearchArgs:
+            return SearchArgs(channel=channel, query=query, date_from=date_from,
+                              date_to=date_to, sub_corpus=target)
+
+        queue = [search("bm25", " ".join([*names, *terms])), search("dense", sq.text)]
         if names:
-            queue.append({"channel": "bm25", "query": " ".join(names), **base})
+            queue.append(search("bm25", " ".join(names)))
         for name in sorted(names, key=len, reverse=True)[:2]:
-            queue.append({"channel": "substring", "query": name, **base})
+            queue.append(search("substring", name))
         days = [d for d in [sq.target_date or ""] if is_full_date(d)]
-        days += [d for b in ctx.briefings for d in b.get("confirmed_dates", []) if is_full_date(d)]
+        days += [d for b in ctx.briefings for d in b.confirmed_dates if is_full_date(d)]
         for day in list(dict.fromkeys(days))[:2]:
             start = date.fromisoformat(day)
-            queue.append({"channel": "temporal", "query": " ".join(terms[:6]),
-                          "date_from": (start - timedelta(days=1)).isoformat(),
-                          "date_to": (start + timedelta(days=7)).isoformat(),
-                          "sub_corpus": target})
-        hints = [h for b in ctx.briefings for h in b.get("search_hints", [])][:8]
+            queue.append(search("temporal", " ".join(terms[:6]),
+                                (start - timedelta(days=1)).isoformat(),
+                                (start + timedelta(days=7)).isoformat()))
+        hints = [h for b in ctx.briefings for h in b.search_hints][:8]
         if hints:
-            queue.append({"channel": "bm25", "query": " ".join([*names, *hints]), **base})
+            queue.append(search("bm25", " ".join([*names, *hints])))
         return queue
 
     def judge(self, ctx: StepContext, terms: list[str], hit: Hit, *, rank: int = 1,
-              room: bool = True) -> Verdict:
+              room: bool = True) -> ChunkDecision:
         """Judge one chunk from term overlap with q, its rank in the batch and channel agreement."""
         matcher = TermMatcher(hit.text)
         signals = VerdictSignals(
@@ -205,7 +209,7 @@ class OfflinePolicy:
                  if any(matcher.matches(key) for key in name_keys([entity]))]
         on_day = bool(hit.date and is_full_date(ctx.sub_question.target_date)
                       and hit.date[:10] == ctx.sub_question.target_date)
-        return Verdict(chunk_id=hit.chunk_id, verdict=verdict,
+        return ChunkDecision(chunk_id=hit.chunk_id, verdict=verdict,
                        rationale=self.rationale(ctx.question, verdict, signals, named, on_day),
                        quote=hit.text[start:end], signals=signals)
 
@@ -232,7 +236,7 @@ class OfflinePolicy:
 
     # -- closing a sub-question ---------------------------------------------------------------
 
-    def reevaluate_held(self, ctx: HeldContext, calls: list[LLMCall]) -> HeldReevalOutput:
+    def reevaluate_held(self, ctx: HeldContext, calls: list[ModelCallSummary]) -> HeldReevalOutput:
         """Promote held chunks backed by an accepted sibling or by the accepted evidence words.
 
         A sibling keeps the figures of its own hold verdict; a chunk promoted on evidence words
@@ -261,7 +265,7 @@ class OfflinePolicy:
         return HeldReevalOutput(promotions=promotions,
                                 rationale=f"{len(promotions)} promoted by sibling or evidence")
 
-    def brief(self, ctx: BriefContext, calls: list[LLMCall]) -> Briefing:
+    def brief(self, ctx: BriefContext, calls: list[ModelCallSummary]) -> Briefing:
         """Summarise the accepted chunks: matched words, dates, recurring names."""
         terms = content_terms(ctx.question)
         matched: Counter[str] = Counter()
@@ -288,7 +292,7 @@ class OfflinePolicy:
                           if c >= 2][:5],
         )
 
-    def rank_group(self, ctx: RankContext, calls: list[LLMCall]) -> RankOutput:
+    def rank_group(self, ctx: RankContext, calls: list[ModelCallSummary]) -> RankOutput:
         """Order by retrieval rank and q-term overlap, lifting sources dated alongside a lead."""
         evidence = [_evidence(item.signals) for item in ctx.items]
         leads = [item for item, (rank, _) in zip(ctx.items, evidence, strict=True) if rank == 1]
@@ -329,6 +333,6 @@ def _dated_together(item: RankItem, lead: RankItem) -> bool:
     return abs(gap) <= _DAYS
 
 
-def _planned(sq: SubQuestion) -> PlannedSubQuestion:
+def _planned(sq: SubQuestionSpec) -> PlannedSubQuestion:
     return PlannedSubQuestion(text=sq.text, target_sub_corpus=sq.target_sub_corpus,
                               entities=list(sq.entities), target_date=sq.target_date)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from agent.engine.text import extract_date, extract_entities, fold
-from agent.engine.types import SubQuestion
+from agent.engine.types import SubQuestionSpec
 from common.search import SubCorpusInfo
 
 DEBATE_WORDS = (
@@ -107,7 +107,7 @@ def strip_mentions(text: str, infos: list[SubCorpusInfo]) -> str:
 
 
 def offline_plan(question: str, infos: list[SubCorpusInfo], m_max: int,
-                 scope_sub_corpus: str | None) -> list[SubQuestion]:
+                 scope_sub_corpus: str | None) -> list[SubQuestionSpec]:
     """Fan the question out per mentioned sub-corpus (all of them when none is named)."""
     targets = mentioned_targets(question, infos) or [info.slug for info in infos]
     if scope_sub_corpus:
@@ -124,6 +124,6 @@ def offline_plan(question: str, infos: list[SubCorpusInfo], m_max: int,
         focus = [p for p in parts if info and mentioned_targets(p, [info])]
         ordered = focus + [p for p in parts if p not in focus] if len(parts) > 1 else parts
         text = strip_mentions(" ; ".join(ordered) or question, infos) or question
-        plan.append(SubQuestion(text=text, target_sub_corpus=slug, entities=entities,
+        plan.append(SubQuestionSpec(text=text, target_sub_corpus=slug, entities=entities,
                                 target_date=target_date))
     return plan

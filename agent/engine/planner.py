@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from agent.engine.config import EngineConfig
 from agent.engine.events import PlanMade, PlanRevised
 from agent.engine.policy import PlanContext, Policy, ReplanContext
 from agent.engine.recorder import Recorder
 from agent.engine.retry import ask_with_retries
-from agent.engine.schemas import PlannedSubQuestion
+from agent.engine.schemas import Briefing, PlannedSubQuestion
 from agent.engine.state import Scope
 from agent.engine.text import fold
-from agent.engine.types import SubQuestion
+from agent.engine.types import SubQuestionSpec
 from common.search import SubCorpusInfo
 
 _DATE_SHAPES = (4, 7, 10)
@@ -43,9 +41,9 @@ def _valid_date(value: str | None) -> str | None:
 
 def sanitise(
     proposed: list[PlannedSubQuestion], infos: list[SubCorpusInfo], scope: Scope, limit: int
-) -> tuple[list[SubQuestion], list[str]]:
+) -> tuple[list[SubQuestionSpec], list[str]]:
     """Turn proposals into sub-questions: known targets only, at most `limit`, notes on fixes."""
-    result: list[SubQuestion] = []
+    result: list[SubQuestionSpec] = []
     notes: list[str] = []
     for position, item in enumerate(proposed):
         text = " ".join(item.text.split())
@@ -62,7 +60,7 @@ def sanitise(
         if item.target_date and target_date is None:
             notes.append(f"unreadable target_date {item.target_date!r} ignored")
         entities = tuple(dict.fromkeys(e.strip() for e in item.entities if e.strip()))
-        result.append(SubQuestion(text, target, entities, target_date))
+        result.append(SubQuestionSpec(text, target, entities, target_date))
     if len(result) > limit:
         notes.append(f"{len(result) - limit} sub-question(s) beyond the limit of {limit} dropped")
         result = result[:limit]
@@ -72,21 +70,21 @@ def sanitise(
 def make_plan(
     *, question: str, policy: Policy, recorder: Recorder, config: EngineConfig,
     infos: list[SubCorpusInfo], scope: Scope,
-) -> list[SubQuestion]:
+) -> list[SubQuestionSpec]:
     """Ask the policy for a plan, retrying parse failures, and fall back to q itself."""
     ctx = PlanContext(question=question, sub_corpora=infos, m_max=config.m_max,
                       sub_corpus=scope.sub_corpus, date_from=scope.date_from,
                       date_to=scope.date_to)
     output = ask_with_retries(recorder, None, "plan", config.planner_attempts,
                               lambda calls: policy.plan(ctx, calls)).value
-    plan: list[SubQuestion] = []
+    plan: list[SubQuestionSpec] = []
     notes: list[str] = []
     if output is not None:
         plan, notes = sanitise(output.sub_questions, infos, scope, config.m_max)
     fallback = not plan
     if fallback:
         notes.append("no usable plan: the question itself is the only sub-question")
-        plan = [SubQuestion(question, scope.sub_corpus)]
+        plan = [SubQuestionSpec(question, scope.sub_corpus)]
     recorder.emit(PlanMade(sub_questions=tuple(plan), notes=tuple(notes), fallback=fallback,
                            policy=policy.name))
     return plan
@@ -94,9 +92,10 @@ def make_plan(
 
 def replan(
     *, question: str, policy: Policy, recorder: Recorder, config: EngineConfig,
-    infos: list[SubCorpusInfo], scope: Scope, done: list[SubQuestion], accepted_counts: list[int],
-    briefing: dict[str, Any], remaining: list[SubQuestion], index: int,
-) -> list[SubQuestion]:
+    infos: list[SubCorpusInfo], scope: Scope, done: list[SubQuestionSpec],
+    accepted_counts: list[int],
+    briefing: Briefing, remaining: list[SubQuestionSpec], index: int,
+) -> list[SubQuestionSpec]:
     """Let the policy revise the remaining plan; the total never exceeds m_max."""
     ctx = ReplanContext(question=question, sub_corpora=infos, done=list(done),
                         accepted_counts=list(accepted_counts), briefing=briefing,
@@ -119,5 +118,5 @@ def replan(
     recorder.emit(PlanRevised(before=tuple(remaining), after=tuple(new_remaining),
                               changed=changed, notes=tuple(notes),
                               rationale=output.rationale if output is not None else ""),
-                  subquestion=index)
+                  sub_question_index=index)
     return new_remaining

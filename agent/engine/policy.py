@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from agent.engine.schemas import (
     AgentStep,
@@ -14,12 +14,12 @@ from agent.engine.schemas import (
     ReplanOutput,
     SearchArgs,
 )
-from agent.engine.types import AcceptedChunk, HeldChunk, Memory, SubQuestion, VerdictSignals
+from agent.engine.types import AcceptedChunk, HeldChunk, Memory, SubQuestionSpec, VerdictSignals
 from common.search import Hit, SubCorpusInfo
 
 
 @dataclass(frozen=True)
-class LLMCall:
+class ModelCallSummary:
     """Record one model call a policy made, for its llm_call event and the usage counters."""
 
     role: str
@@ -50,9 +50,9 @@ class StepContext:
 
     question: str
     index: int
-    sub_question: SubQuestion
+    sub_question: SubQuestionSpec
     sub_corpora: list[SubCorpusInfo]
-    briefings: list[dict[str, Any]]
+    briefings: list[Briefing]
     memory: Memory
     action_log: list[str]
     feedback: list[str]
@@ -70,7 +70,7 @@ class HeldContext:
 
     question: str
     index: int
-    sub_question: SubQuestion
+    sub_question: SubQuestionSpec
     memory: Memory
     accepted: list[AcceptedChunk]
     held: list[HeldChunk]
@@ -82,7 +82,7 @@ class BriefContext:
 
     question: str
     index: int
-    sub_question: SubQuestion
+    sub_question: SubQuestionSpec
     memory: Memory
     accepted: list[AcceptedChunk]
     accepted_text: dict[int, str]
@@ -96,10 +96,10 @@ class ReplanContext:
 
     question: str
     sub_corpora: list[SubCorpusInfo]
-    done: list[SubQuestion]
+    done: list[SubQuestionSpec]
     accepted_counts: list[int]
-    briefing: dict[str, Any]
-    remaining: list[SubQuestion]
+    briefing: Briefing
+    remaining: list[SubQuestionSpec]
     m_max: int
 
 
@@ -131,14 +131,16 @@ class Policy(Protocol):
 
     name: str
 
-    def plan(self, ctx: PlanContext, calls: list[LLMCall]) -> PlannerOutput: ...
+    def plan(self, ctx: PlanContext, calls: list[ModelCallSummary]) -> PlannerOutput: ...
 
-    def step(self, ctx: StepContext, calls: list[LLMCall]) -> AgentStep: ...
+    def step(self, ctx: StepContext, calls: list[ModelCallSummary]) -> AgentStep: ...
 
-    def reevaluate_held(self, ctx: HeldContext, calls: list[LLMCall]) -> HeldReevalOutput: ...
+    def reevaluate_held(
+        self, ctx: HeldContext, calls: list[ModelCallSummary]
+    ) -> HeldReevalOutput: ...
 
-    def brief(self, ctx: BriefContext, calls: list[LLMCall]) -> Briefing: ...
+    def brief(self, ctx: BriefContext, calls: list[ModelCallSummary]) -> Briefing: ...
 
-    def replan(self, ctx: ReplanContext, calls: list[LLMCall]) -> ReplanOutput: ...
+    def replan(self, ctx: ReplanContext, calls: list[ModelCallSummary]) -> ReplanOutput: ...
 
-    def rank_group(self, ctx: RankContext, calls: list[LLMCall]) -> RankOutput: ...
+    def rank_group(self, ctx: RankContext, calls: list[ModelCallSummary]) -> RankOutput: ...

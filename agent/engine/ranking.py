@@ -15,10 +15,10 @@ from agent.engine.types import AcceptedChunk, HeldChunk
 
 @dataclass(frozen=True)
 class Ranking:
-    """Hold the final order and the held documents never promoted."""
+    """Hold the final order and the held documents never promoted, as document keys."""
 
-    documents: list[str]
-    held_documents: list[str]
+    document_keys: list[str]
+    held_document_keys: list[str]
 
 
 def build_items(accepted: list[list[AcceptedChunk]]) -> dict[str, RankItem]:

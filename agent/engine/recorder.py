@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.engine.events import Event, ModelCalled
-from agent.engine.policy import LLMCall
+from agent.engine.policy import ModelCallSummary
 from agent.engine.ports import EventSink
 from agent.engine.types import Counters
 
@@ -18,16 +18,16 @@ class Recorder:
         self.seq = 0
         self.counters = Counters()
 
-    def emit(self, event: Event, *, subquestion: int | None = None) -> None:
+    def emit(self, event: Event, *, sub_question_index: int | None = None) -> None:
         """Stamp the event with the next sequence number and its sub-question, and send it."""
         self.seq += 1
-        self.sink.emit(event.stamped(self.seq, subquestion))
+        self.sink.emit(event.stamped(self.seq, sub_question_index))
 
     def cancelled(self) -> bool:
         """Ask the sink whether to stop."""
         return bool(self.sink.cancelled())
 
-    def record_calls(self, subquestion: int | None, calls: list[LLMCall]) -> None:
+    def record_calls(self, sub_question_index: int | None, calls: list[ModelCallSummary]) -> None:
         """Emit one llm_call event per model call and add it to the counters."""
         for call in calls:
             self.counters.llm_calls += 1
@@ -39,13 +39,14 @@ class Recorder:
                 role=call.role, prompt_name=call.prompt_name, prompt_hash=call.prompt_hash,
                 model=call.model, input_tokens=call.input_tokens,
                 output_tokens=call.output_tokens, cached_tokens=call.cached_tokens,
-                seconds=call.seconds), subquestion=subquestion)
+                seconds=call.seconds), sub_question_index=sub_question_index)
         calls.clear()
 
-    def invoke[T](self, subquestion: int | None, decide: Callable[[list[LLMCall]], T]) -> T:
+    def invoke[T](self, sub_question_index: int | None,
+                  decide: Callable[[list[ModelCallSummary]], T]) -> T:
         """Run one policy decision; its model calls are recorded even when parsing fails."""
-        calls: list[LLMCall] = []
+        calls: list[ModelCallSummary] = []
         try:
             return decide(calls)
         finally:
-            self.record_calls(subquestion, calls)
+            self.record_calls(sub_question_index, calls)

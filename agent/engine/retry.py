@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from agent.engine.events import FeedbackGiven
 from agent.engine.parsing import OutputParseError
-from agent.engine.policy import LLMCall
+from agent.engine.policy import ModelCallSummary
 from agent.engine.recorder import Recorder
 
 
@@ -22,10 +22,10 @@ class Answer[T]:
 
 def ask_with_retries[T](
     recorder: Recorder,
-    subquestion: int | None,
+    sub_question_index: int | None,
     stage: str,
     attempts: int,
-    decide: Callable[[list[LLMCall]], T],
+    decide: Callable[[list[ModelCallSummary]], T],
 ) -> Answer[T]:
     """Run `decide` up to `attempts` times (at least once) until its reply parses.
 
@@ -38,11 +38,11 @@ def ask_with_retries[T](
     value: T | None = None
     for attempt in range(1, max(1, attempts) + 1):
         try:
-            value = recorder.invoke(subquestion, decide)
+            value = recorder.invoke(sub_question_index, decide)
             break
         except OutputParseError as exc:
             failure = FeedbackGiven(reason="parse_failure", message=str(exc), stage=stage,
                                     attempt=attempt)
             failures.append(failure)
-            recorder.emit(failure, subquestion=subquestion)
+            recorder.emit(failure, sub_question_index=sub_question_index)
     return Answer(value, tuple(failures), recorder.counters.llm_calls - calls_before)

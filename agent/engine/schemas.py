@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator
+from pydantic_core import PydanticKnownError
 
-from agent.engine.types import VerdictSignals
+from agent.engine.types import Memory, VerdictSignals
 
 
 class _Strict(BaseModel):
@@ -28,26 +29,10 @@ class PlannerOutput(_Strict):
     sub_questions: list[PlannedSubQuestion]
 
 
-class MemoryUpdate(_Strict):
-    """Replace all five memory slots."""
-
-    prior_findings: str = ""
-    question_analysis: str = ""
-    evidence_gathered: str = ""
-    gaps_remaining: str = ""
-    next_steps: str = ""
+Channel = Literal["bm25", "dense", "temporal", "substring"]
 
 
-class AgentStep(_Strict):
-    """Choose one action for the next step."""
-
-    thought: str = ""
-    action: Literal["search", "review", "finish"]
-    args: dict[str, Any] = Field(default_factory=dict)
-    memory_update: MemoryUpdate = Field(default_factory=MemoryUpdate)
-
-
-class Verdict(_Strict):
+class ChunkDecision(_Strict):
     """Judge one pending chunk against the original question.
 
     `quote` copies the one to three sentences of the chunk the verdict rests on; the engine
@@ -64,7 +49,7 @@ class Verdict(_Strict):
 class SearchArgs(_Strict):
     """Validate the arguments of a search action."""
 
-    channel: Literal["bm25", "dense", "temporal", "substring"]
+    channel: Channel
     query: str = ""
     date_from: str | None = None
     date_to: str | None = None
@@ -74,7 +59,37 @@ class SearchArgs(_Strict):
 class ReviewArgs(_Strict):
     """Validate the arguments of a review action."""
 
-    verdicts: list[Verdict]
+    verdicts: list[ChunkDecision]
+
+
+ActionArgs = dict[str, Any] | SearchArgs | ReviewArgs
+
+
+def _action_args(value: object) -> ActionArgs:
+    """Keep typed arguments as they are and a reply's JSON object as written; refuse the rest."""
+    if isinstance(value, dict | SearchArgs | ReviewArgs):
+        return value
+    raise PydanticKnownError("dict_type")
+
+
+class AgentStep(_Strict):
+    """Choose one action for the next step.
+
+    A policy that decides in code passes its arguments typed (`SearchArgs`, `ReviewArgs`); a
+    model's reply keeps them as the JSON it wrote, which the loop checks against the action,
+    so a bad argument becomes feedback to the model rather than an unusable reply.
+    """
+
+    thought: str = ""
+    action: Literal["search", "review", "finish"]
+    args: Annotated[ActionArgs, PlainValidator(_action_args)] = Field(default_factory=dict)
+    memory_update: Memory = Field(default_factory=Memory)
+
+    def recorded_args(self) -> dict[str, Any]:
+        """Return the arguments as JSON-ready data, as the step's event records them."""
+        if isinstance(self.args, BaseModel):
+            return self.args.model_dump(mode="json")
+        return self.args
 
 
 class Briefing(_Strict):

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from agent.engine.events import BriefingWritten, HeldReevaluated, StageFailed
 from agent.engine.loop import LoopEnv, truncate, verdict_event
-from agent.engine.policy import BriefContext, HeldContext, LLMCall
+from agent.engine.policy import BriefContext, HeldContext, ModelCallSummary
 from agent.engine.retry import ask_with_retries
 from agent.engine.schemas import Briefing
 from agent.engine.state import LoopState
@@ -15,12 +14,12 @@ from agent.engine.types import AcceptedChunk
 
 
 def _decide[T](env: LoopEnv, index: int, stage: str,
-               decide: Callable[[list[LLMCall]], T]) -> T | None:
+               decide: Callable[[list[ModelCallSummary]], T]) -> T | None:
     """Ask with retries; report an error event when no reply was usable."""
     value = ask_with_retries(env.recorder, index, stage, env.config.stage_attempts, decide).value
     if value is None:
         env.recorder.emit(StageFailed(stage=stage, message="no usable reply", fallback=True),
-                          subquestion=index)
+                          sub_question_index=index)
     return value
 
 
@@ -53,11 +52,11 @@ def reevaluate_held(env: LoopEnv, state: LoopState) -> None:
         env.recorder.emit(verdict_event(hit, "accept", rationale, source="held_reeval",
                                         auto_held=held.auto_held, rationale_truncated=cut,
                                         signals=promotion.signals, evidence=evidence),
-                          subquestion=state.index)
+                          sub_question_index=state.index)
     env.recorder.emit(HeldReevaluated(
         promoted=tuple(promoted), kept=tuple(h.hit.chunk_id for h in state.held.items),
         ignored=tuple(ignored), rationale=output.rationale if output is not None else ""),
-        subquestion=state.index)
+        sub_question_index=state.index)
 
 
 def fallback_briefing(state: LoopState) -> Briefing:
@@ -72,7 +71,7 @@ def fallback_briefing(state: LoopState) -> Briefing:
     )
 
 
-def write_briefing(env: LoopEnv, state: LoopState, finish_reason: str) -> dict[str, Any]:
+def write_briefing(env: LoopEnv, state: LoopState, finish_reason: str) -> Briefing:
     """Ask for the sub-question's briefing and emit it."""
     ctx = BriefContext(question=env.question, index=state.index, sub_question=state.sub_question,
                        memory=state.memory, accepted=list(state.accepted),
@@ -81,6 +80,7 @@ def write_briefing(env: LoopEnv, state: LoopState, finish_reason: str) -> dict[s
                        held=list(state.held.items), finish_reason=finish_reason)
     briefing = _decide(env, state.index, "briefing", lambda calls: env.policy.brief(ctx, calls))
     fallback = briefing is None
-    data = (briefing or fallback_briefing(state)).model_dump()
-    env.recorder.emit(BriefingWritten(**data, fallback=fallback), subquestion=state.index)
-    return data
+    written = briefing or fallback_briefing(state)
+    env.recorder.emit(BriefingWritten(**written.model_dump(), fallback=fallback),
+                      sub_question_index=state.index)
+    return written

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from agent.engine.schemas import SearchArgs
-from agent.engine.types import AcceptedChunk, HeldChunk, Memory, SubQuestion
+from agent.engine.types import AcceptedChunk, HeldChunk, Memory, SubQuestionSpec
 from common.search import DateWindow, Hit
 
 SearchKey = tuple[str, str, str | None, str | None, str | None]
@@ -63,7 +63,7 @@ class LoopState:
     """Track one sub-question's loop; nothing here is shared with other sub-questions."""
 
     index: int
-    sub_question: SubQuestion
+    sub_question: SubQuestionSpec
     held: HeldPool
     memory: Memory = field(default_factory=Memory)
     pending: list[Hit] = field(default_factory=list)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+from pydantic import ConfigDict
 
 from common.search import Hit
 
@@ -26,7 +28,7 @@ class ChatResult:
 
 
 @dataclass(frozen=True)
-class SubQuestion:
+class SubQuestionSpec:
     """Hold one planned sub-question; target_date is "YYYY", "YYYY-MM" or "YYYY-MM-DD"."""
 
     text: str
@@ -44,7 +46,7 @@ class SubQuestion:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SubQuestion:
+    def from_dict(cls, data: Mapping[str, Any]) -> SubQuestionSpec:
         """Rebuild a sub-question from its JSON view."""
         return cls(text=data["text"], target_sub_corpus=data.get("target_sub_corpus"),
                    entities=tuple(data.get("entities") or ()),
@@ -53,7 +55,13 @@ class SubQuestion:
 
 @dataclass(frozen=True)
 class Memory:
-    """Hold the five memory slots, replaced wholesale at every step."""
+    """Hold the five memory slots, replaced wholesale at every step (a reply rewrites all five).
+
+    The same type is what the policy writes (`AgentStep.memory_update`, validated strictly: an
+    unknown slot is refused) and what the loop keeps and records.
+    """
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     prior_findings: str = ""
     question_analysis: str = ""
@@ -162,10 +170,10 @@ class InvestigationResult:
 
     question: str
     status: str  # "finished" | "cancelled"
-    ranked_documents: list[str]
+    ranked_document_keys: list[str]
     accepted: dict[int, list[AcceptedChunk]]
-    held_documents: list[str]
-    sub_questions: list[SubQuestion]
+    held_document_keys: list[str]
+    sub_questions: list[SubQuestionSpec]
     finish_reasons: dict[int, str]
     counters: Counters
     policy: str = ""

@@ -19,10 +19,17 @@ def _rename(payload: dict, old: str, new: str) -> bool:
     return True
 
 
+def _in_a_sub_question(Step) -> dict:
+    # The envelope column was later renamed (0005); read whichever name this model state has.
+    names = {field.name for field in Step._meta.get_fields()}
+    column = "subquestion" if "subquestion" in names else "sub_question_index"
+    return {f"{column}__isnull": False}
+
+
 def forwards(apps, schema_editor):
     Step = apps.get_model("agent", "Step")
     old_kind, new_kind = SUBQUESTION_FINISH
-    Step.objects.filter(kind=old_kind, subquestion__isnull=False).update(kind=new_kind)
+    Step.objects.filter(kind=old_kind, **_in_a_sub_question(Step)).update(kind=new_kind)
     for kind, (old, new) in RENAMED_FIELDS.items():
         for step in Step.objects.filter(kind=kind).only("id", "payload").iterator():
             if _rename(step.payload, old, new):

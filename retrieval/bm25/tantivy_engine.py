@@ -155,9 +155,6 @@ class TantivyIndex:
         if filters.exclude_chunk_ids:
             clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
                 schema, "chunk_id", list(filters.exclude_chunk_ids))))
-        if filters.exclude_document_ids:
-            clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
-                schema, "document_id", list(filters.exclude_document_ids))))
         if filters.exclude_document_keys:
             clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
                 schema, "document_key", list(filters.exclude_document_keys))))

@@ -49,7 +49,6 @@ def _filter(request: SearchRequest):
 
 def _mask(request: SearchRequest):
     terms = [wq.Term("chunk_id", str(c)) for c in request.exclude_chunk_ids]
-    terms += [wq.Term("document_id", str(d)) for d in request.exclude_document_ids]
     terms += [wq.Term("document_key", k) for k in request.exclude_document_keys]
     return wq.Or(terms) if terms else None
 

@@ -27,9 +27,6 @@ def where_clauses(
     if request.document_ids is not None:
         clauses.append("d.id = ANY(%s)")
         params.append(list(request.document_ids))
-    if request.exclude_document_ids:
-        clauses.append("NOT (d.id = ANY(%s))")
-        params.append(list(request.exclude_document_ids))
     if request.exclude_document_keys:
         clauses.append("NOT ((s.slug || ':' || d.external_id) = ANY(%s))")
         params.append(list(request.exclude_document_keys))

@@ -68,7 +68,7 @@ def _row(question: dict, system: Callable) -> dict:
     return {
         "qid": question["qid"],
         "question_type": question["question_type"],
-        "ranked_ids": list(run.ranked_ids),
+        "ranked_ids": list(run.ranked_keys),
         "gold_ids": list(question["gold_ids"]),
         "seconds": run.seconds,
         "extras": run.extras,

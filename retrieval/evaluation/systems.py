@@ -22,7 +22,7 @@ from retrieval.warm_start import DEFAULT_WEIGHTS, warm_start_rankings
 class SystemRun:
     """What a system returns for one question: ranked document keys, time and extra fields."""
 
-    ranked_ids: list[str]
+    ranked_keys: list[str]
     seconds: float
     extras: dict = field(default_factory=dict)
 

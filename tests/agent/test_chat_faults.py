@@ -206,7 +206,7 @@ def test_the_evidence_path_shows_the_exact_prompts_on_demand(
     run = services.investigation_create(owner=users["alice"], question=QUESTION, enqueue=False)
     services.investigation_execute(investigation_id=run.pk, retriever=tiny_archive)
     run.refresh_from_db()
-    assert run.status == Investigation.Status.FINISHED and run.ranked_ids
+    assert run.status == Investigation.Status.FINISHED and run.ranked_keys
     verdict = run.verdicts.filter(source="agent", decision="accept").first()
     call = LLMCall.objects.filter(investigation=run, role="agent", succeeded=True).first()
     assert verdict is not None and call is not None

@@ -70,7 +70,7 @@ def _pool() -> tuple[tuple[int, ...], set[str]]:
 
 def _returned(run) -> set[str]:
     """Every document a system put forward: its ranking and, for the agent, what it saw."""
-    found = set(run.ranked_ids)
+    found = set(run.ranked_keys)
     for field in ("accepted_ids", "held_ids", "rejected_ids", "surfaced_ids"):
         found |= set(run.extras.get(field, ()))
     return found
@@ -91,7 +91,7 @@ def test_every_registered_system_stays_inside_the_pool(archive, llm_endpoint):
         returned = set().union(*(_returned(run) for run in runs))
         if returned - pool_keys:
             outside[name] = returned - pool_keys
-        if not any(run.ranked_ids for run in runs):
+        if not any(run.ranked_keys for run in runs):
             empty.append(name)
     assert not outside, f"documents outside the pool: {outside}"
     assert not empty, f"systems that found nothing, so the check proves nothing: {empty}"

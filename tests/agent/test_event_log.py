@@ -116,9 +116,9 @@ def test_steps_stored_before_the_typed_catalogue_are_migrated_and_readable(clien
                           "output_tokens": 2, "cached_tokens": 0,
                           "seconds": {"model": 0.1, "engine": 0.2}}),
     ]
-    for seq, (kind, subquestion, payload) in enumerate(old_rows, start=1):
+    for seq, (kind, sub_question_index, payload) in enumerate(old_rows, start=1):
         Step.objects.create(investigation=investigation, seq=seq, kind=kind,
-                            subquestion=subquestion, payload=payload)
+                            sub_question_index=sub_question_index, payload=payload)
     migration = importlib.import_module("agent.migrations.0003_typed_event_payloads")
     migration.forwards(django_apps, None)
 

@@ -21,7 +21,7 @@ NOTE = "À relire : « bloc enfariné »"
 
 @pytest.fixture
 def finished(finished):
-    assert len(finished.ranked_ids) >= 2, "the tiny archive gives at least two sources"
+    assert len(finished.ranked_keys) >= 2, "the tiny archive gives at least two sources"
     return finished
 
 
@@ -30,11 +30,11 @@ def reviewed(finished, users):
     """The historian confirms the agent's last source with a reason, notes the first one, and
     puts the last source first."""
     alice = users["alice"]
-    first, last = finished.ranked_ids[0], finished.ranked_ids[-1]
+    first, last = finished.ranked_keys[0], finished.ranked_keys[-1]
     services.verdict_override(investigation=finished, user=alice, document_key=last,
                               decision="accept", note=REASON)
     services.note_add(investigation=finished, user=alice, document_key=first, note=NOTE)
-    order = [last, *finished.ranked_ids[:-1]]
+    order = [last, *finished.ranked_keys[:-1]]
     services.sources_reorder(investigation=finished, user=alice, document_keys=order)
     return finished, order
 
@@ -56,7 +56,7 @@ def test_bibtex_carries_decider_note_rationale_and_order(client, users, reviewed
     entries = library.entries
     assert [e.fields_dict["addendum"].value.split("TRACE source ")[-1] for e in entries] == order
     top = entries[0].fields_dict
-    noted = entries[order.index(investigation.ranked_ids[0])].fields_dict
+    noted = entries[order.index(investigation.ranked_keys[0])].fields_dict
     assert "Decided by alice (historian)" in top["addendum"].value
     assert re.search(r"UTC[+-]\d\d:\d\d", top["addendum"].value)
     assert top["annote"].value == REASON
@@ -76,7 +76,7 @@ def test_ris_carries_decider_note_rationale_and_order(client, users, reviewed):
     assert top["custom1"] == "alice" and OFFSET.search(top["custom2"])
     assert any(n.startswith("Decided by alice (historian), ") for n in top["notes"])
     assert f"Why (historian): {REASON}" in top["notes"]
-    noted = next(r for r in records if r["id"] == investigation.ranked_ids[0])
+    noted = next(r for r in records if r["id"] == investigation.ranked_keys[0])
     assert noted["custom1"] == "the agent" and "custom2" not in noted
     assert any(n.startswith(f"Note: {NOTE} (alice, ") for n in noted["notes"])
 
@@ -99,7 +99,7 @@ def test_csl_json_carries_decider_note_rationale_and_order(client, users, review
     assert top["custom"]["decided_by"] == "historian" and top["custom"]["decider"] == "alice"
     assert OFFSET.search(top["custom"]["decided_at"]) and top["annote"] == REASON
     assert top["custom"]["agent_rationale"], "the agent's rationale is kept beside the historian's"
-    noted = next(r for r in records if r["id"] == investigation.ranked_ids[0])
+    noted = next(r for r in records if r["id"] == investigation.ranked_keys[0])
     assert noted["note"].startswith(NOTE) and noted["custom"]["decided_by"] == "agent"
     with pytest.warns(UserWarning, match="custom"):  # citeproc-py skips fields it does not use
         source = CiteProcJSON(records)
@@ -120,7 +120,7 @@ def test_csv_starts_with_a_bom_and_carries_decider_note_and_order(client, users,
     top = rows[0]
     assert (top["decided_by"], top["decider"], top["rationale"]) == ("historian", "alice", REASON)
     assert OFFSET.search(top["decided_at"]) and top["agent_rationale"]
-    noted = next(row for row in rows if row["key"] == investigation.ranked_ids[0])
+    noted = next(row for row in rows if row["key"] == investigation.ranked_keys[0])
     assert noted["notes"] == NOTE and noted["notes_by"].startswith("alice, ")
     assert noted["decided_by"] == "agent" and noted["decided_at"] == ""
 
@@ -152,7 +152,7 @@ def test_the_trace_follows_the_order_and_keeps_both_rationales(client, users, re
     investigation, order = reviewed
     client.force_login(users["alice"])
     trace = json.loads(_get(client, investigation, "trace-json")[0])
-    assert trace["ranked_ids"] == order and trace["agent_ranked_ids"] == investigation.ranked_ids
+    assert trace["ranked_ids"] == order and trace["agent_ranked_ids"] == investigation.ranked_keys
     assert trace["order"]["set_by"] == "alice" and OFFSET.search(trace["order"]["set_at"])
     top = trace["sources"][0]
     assert top["document_key"] == order[0] and top["rank"] == 1
@@ -165,7 +165,7 @@ def test_the_trace_follows_the_order_and_keeps_both_rationales(client, users, re
 def test_without_a_historian_the_agent_decides_and_its_ranking_holds(client, users, finished):
     client.force_login(users["alice"])
     rows = list(csv.DictReader(io.StringIO(_get(client, finished, "csv")[1].decode("utf-8-sig"))))
-    assert [row["key"] for row in rows] == finished.ranked_ids
+    assert [row["key"] for row in rows] == finished.ranked_keys
     assert {row["decided_by"] for row in rows} == {"agent"}
     assert all(row["rationale"] == row["agent_rationale"] != "" for row in rows)
 
@@ -173,7 +173,7 @@ def test_without_a_historian_the_agent_decides_and_its_ranking_holds(client, use
 def test_exports_quote_the_verdicts_evidence_span(client, users, finished):
     from archive.models import Document
 
-    key = finished.ranked_ids[0]
+    key = finished.ranked_keys[0]
     document = next(d for d in Document.objects.all() if d.key == key)
     start = document.text.index("Lejeune")
     end = start + len("Lejeune") + 10
@@ -189,7 +189,7 @@ def test_exports_quote_the_verdicts_evidence_span(client, users, finished):
     assert (quoted["quote"], quoted["quote_start"], quoted["quote_end"]) == (
         document.text[start:end], str(start), str(end))
     assert quoted["quote_origin"] == "verdict"
-    for other in finished.ranked_ids[1:]:
+    for other in finished.ranked_keys[1:]:
         row = rows[other]
         text = next(d for d in Document.objects.all() if d.key == other).text
         assert row["quote_origin"] == "chunk"
@@ -224,7 +224,7 @@ def test_the_review_page_shows_the_evidence_and_the_decider(client, users, revie
 def test_moving_a_source_records_a_new_order_and_never_overwrites(client, users, finished):
     client.force_login(users["alice"])
     url = f"/investigations/{finished.pk}/order/"
-    agent_order = list(finished.ranked_ids)
+    agent_order = list(finished.ranked_keys)
     second = agent_order[1]
 
     response = client.post(url, {"document": second, "direction": "up"})
@@ -251,7 +251,7 @@ def test_a_reorder_names_only_sources_of_this_investigation(client, users, finis
     url = f"/investigations/{finished.pk}/order/"
     assert client.post(url, {"document": "nowhere:1", "direction": "up"}).status_code == 400
     assert client.post(url, {"order": ["nowhere:1"]}).status_code == 400
-    key = finished.ranked_ids[0]
+    key = finished.ranked_keys[0]
     assert client.post(url, {"order": [key, key]}).status_code == 400
     assert not SourceOrder.objects.exists()
     client.force_login(users["eve"])
@@ -262,10 +262,10 @@ def test_a_source_the_historian_accepts_later_joins_the_end_of_their_order(users
     from agent.source_review import reviewed_sources
 
     alice = users["alice"]
-    order = list(reversed(finished.ranked_ids))
+    order = list(reversed(finished.ranked_keys))
     services.sources_reorder(investigation=finished, user=alice, document_keys=order)
     outsider = next(v.document_key for v in finished.verdicts.all()
-                    if v.document_key not in finished.ranked_ids)
+                    if v.document_key not in finished.ranked_keys)
     services.verdict_override(investigation=finished, user=alice, document_key=outsider,
                               decision="accept")
     accepted = [s.document_key for s in reviewed_sources(finished) if s.state == "accepted"]

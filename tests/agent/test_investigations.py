@@ -8,7 +8,7 @@ from agent import services
 from agent.engine.llm_policy import LLMPolicy
 from agent.engine.offline import OfflinePolicy
 from agent.models import Investigation, LLMCall, Step, Verdict
-from agent.selectors import review_sources
+from agent.source_review import reviewed_sources
 from tests.fakes.chat import ScriptedChatModel
 from tests.fakes.stub_server import plausible_reply
 
@@ -34,8 +34,8 @@ def test_a_run_persists_contiguous_steps_and_projects_verdicts(users, tiny_archi
     assert investigation.verdicts.filter(source__in=["agent", "auto", "held_reeval"]).count() \
         == verdict_steps
     assert investigation.sub_questions.count() >= 1
-    assert investigation.ranked_ids, "the offline policy accepts the matching articles"
-    assert set(investigation.ranked_ids) <= {c.document_key for c in tiny_archive.chunks}
+    assert investigation.ranked_keys, "the offline policy accepts the matching articles"
+    assert set(investigation.ranked_keys) <= {c.document_key for c in tiny_archive.chunks}
 
 
 class Killed(BaseException):
@@ -82,7 +82,7 @@ def test_a_resumed_run_replays_paid_calls_and_skips_persisted_steps(users, tiny_
                for kind, payload in investigation.steps.values_list("kind", "payload")]
     assert resumed == [(kind, _without_timing(payload)) for kind, payload in reference_kinds]
     reference.refresh_from_db()
-    assert investigation.ranked_ids == reference.ranked_ids
+    assert investigation.ranked_keys == reference.ranked_keys
 
 
 def _without_timing(payload):
@@ -100,13 +100,13 @@ def test_an_override_is_a_new_verdict_and_reorders_the_review(users, tiny_archiv
     services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
                                    policy=OfflinePolicy())
     investigation.refresh_from_db()
-    accepted = investigation.ranked_ids[0]
+    accepted = investigation.ranked_keys[0]
     agent_verdicts = investigation.verdicts.count()
     services.verdict_override(investigation=investigation, user=users["alice"],
                               document_key=accepted, decision="reject", note="hors sujet")
     assert investigation.verdicts.count() == agent_verdicts + 1
     assert investigation.verdicts.filter(source="agent", document_key=accepted).exists()
-    sources = {s.document_key: s for s in review_sources(investigation)}
+    sources = {s.document_key: s for s in reviewed_sources(investigation)}
     assert sources[accepted].state == "rejected"
     assert sources[accepted].rank is None
     assert sources[accepted].human_user == "alice"

@@ -22,12 +22,12 @@ def test_the_live_summary_and_the_review_show_the_same_counts(client, users, fin
     client.force_login(users["alice"])
     live = client.get(f"/investigations/{finished.pk}/").content.decode()
     review = client.get(f"/investigations/{finished.pk}/review/").content.decode()
-    counts = selectors.source_counts(selectors.review_sources(finished))
+    counts = selectors.source_counts(selectors.folded_sources(finished))
     for name in ("accepted", "held", "rejected"):
         assert _count(live, name) == getattr(counts, name)
     assert f"Held <span class=\"muted\">({counts.held})" in review
     assert f"Rejected <span class=\"muted\">({counts.rejected})" in review
-    assert counts.accepted == len(finished.ranked_ids)
+    assert counts.accepted == len(finished.ranked_keys)
 
 
 def test_a_held_passage_dropped_from_the_pool_is_counted_as_set_aside(users, finished):
@@ -35,17 +35,18 @@ def test_a_held_passage_dropped_from_the_pool_is_counted_as_set_aside(users, fin
     from agent.models import Step
 
     held = finished.verdicts.filter(decision="hold").exclude(
-        document_key__in=finished.ranked_ids).first()
+        document_key__in=finished.ranked_keys).first()
     if held is None:  # make one: hold a rejected passage, as the engine would
         held = finished.verdicts.filter(decision="reject").first()
         held.decision = "hold"
         held.save()
-    before = selectors.source_counts(selectors.review_sources(finished))
+    before = selectors.source_counts(selectors.folded_sources(finished))
     last = finished.steps.order_by("-seq").first().seq
     event = HeldChunkDropped(chunk_id=held.chunk_id, document_key=held.document_key,
-                             auto_held=False, pool_size=10).stamped(last + 1, held.subquestion)
+                             auto_held=False, pool_size=10).stamped(
+                                 last + 1, held.sub_question_index)
     Step.from_event(finished, event).save()
-    after = selectors.source_counts(selectors.review_sources(finished))
+    after = selectors.source_counts(selectors.folded_sources(finished))
     assert after.held == before.held and after.set_aside == before.set_aside + 1
 
 
@@ -63,7 +64,7 @@ def test_the_story_groups_steps_by_sub_question_with_titles_not_keys(client, use
 
 def test_the_poll_sends_new_sections_out_of_band_and_replaces_known_ones(client, users, finished):
     client.force_login(users["alice"])
-    first_section_end = finished.steps.filter(subquestion=0).order_by("-seq").first().seq
+    first_section_end = finished.steps.filter(sub_question_index=0).order_by("-seq").first().seq
     body = client.get(f"/investigations/{finished.pk}/steps/?after={first_section_end - 1}"
                       ).content.decode()
     assert 'id="sq-0" data-subquestion="1" hx-swap-oob="true"' in body
@@ -108,7 +109,7 @@ def test_the_ask_page_warns_about_dates_outside_the_archive(client, users, tiny_
 
 def test_the_viewer_highlights_only_the_evidence_and_links_back(client, users, finished):
     client.force_login(users["alice"])
-    key = finished.ranked_ids[0]
+    key = finished.ranked_keys[0]
     document = Document.objects.get(sub_corpus__slug=key.split(":")[0],
                                     external_id=key.split(":", 1)[1])
     response = client.get(f"/investigations/{finished.pk}/source/?doc={key}&evidence=3-12")
@@ -122,7 +123,7 @@ def test_the_viewer_highlights_only_the_evidence_and_links_back(client, users, f
 def test_batches_are_listed_with_per_question_scores(client, users, finished):
     batch = Batch.objects.create(owner=users["alice"], name="Février")
     Investigation.objects.filter(pk=finished.pk).update(batch=batch, qid="q1",
-                                                        gold_ids=finished.ranked_ids[:1])
+                                                        gold_keys=finished.ranked_keys[:1])
     client.force_login(users["alice"])
     listing = client.get("/investigations/batches/").content.decode()
     assert f"/investigations/batches/{batch.pk}/" in listing and "Février" in listing

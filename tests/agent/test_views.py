@@ -38,7 +38,7 @@ def test_an_outsider_gets_404_on_every_page_of_another_users_investigation(
 def test_an_outsider_cannot_change_another_users_investigation(client, users, finished, path):
     response = _login(client, users["eve"]).post(
         f"/investigations/{finished.pk}/{path}",
-        {"document": finished.ranked_ids[0], "decision": "reject", "note": "x"})
+        {"document": finished.ranked_keys[0], "decision": "reject", "note": "x"})
     assert response.status_code == 404
     assert not finished.verdicts.filter(source="human").exists()
 
@@ -51,7 +51,7 @@ def test_a_share_link_gives_read_only_access(client, users, finished):
     assert "Save note" not in page.content.decode()
     assert client.get(f"/investigations/{finished.pk}/review/?token=wrong").status_code == 404
     response = client.post(f"/investigations/{finished.pk}/override/?token={token}",
-                           {"document": finished.ranked_ids[0], "decision": "reject"})
+                           {"document": finished.ranked_keys[0], "decision": "reject"})
     assert response.status_code == 404
     services.investigation_share(investigation=finished, enable=False)
     assert client.get(f"/investigations/{finished.pk}/review/?token={token}").status_code == 404
@@ -84,7 +84,7 @@ def test_ocr_and_rationale_text_is_escaped(client, users, finished):
 
 def test_the_owner_overrides_a_verdict_and_the_review_reflects_it(client, users, finished):
     _login(client, users["alice"])
-    key = finished.ranked_ids[0]
+    key = finished.ranked_keys[0]
     response = client.post(f"/investigations/{finished.pk}/override/",
                            {"document": key, "decision": "reject", "note": "hors sujet"})
     assert response.status_code == 302
@@ -108,8 +108,8 @@ def test_every_export_parses_back(client, users, finished):
 
     _login(client, users["alice"])
     services.note_add(investigation=finished, user=users["alice"],
-                      document_key=finished.ranked_ids[0], note="à relire")
-    expected = set(finished.ranked_ids)
+                      document_key=finished.ranked_keys[0], note="à relire")
+    expected = set(finished.ranked_keys)
 
     def get(fmt):
         response = client.get(f"/investigations/{finished.pk}/export/{fmt}/")
@@ -134,12 +134,12 @@ def test_every_export_parses_back(client, users, finished):
     assert len(bibliography.bibliography()) == len(expected)
 
     rows = list(csv.DictReader(io.StringIO(get("csv"))))
-    assert [row["key"] for row in rows] == finished.ranked_ids
+    assert [row["key"] for row in rows] == finished.ranked_keys
     assert any(row["notes"] == "à relire" for row in rows)
     assert all(row["quote"] and row["rationale"] for row in rows)
 
     markdown = get("markdown")
-    assert "offline policy (no LLM)" in markdown and finished.ranked_ids[0] in markdown
+    assert "offline policy (no LLM)" in markdown and finished.ranked_keys[0] in markdown
 
     trace = json.loads(get("trace-json"))
     assert trace["policy_label"] == "offline policy (no LLM)"
@@ -149,7 +149,7 @@ def test_every_export_parses_back(client, users, finished):
 
 def test_the_evidence_path_links_question_search_chunk_verdict(client, users, finished):
     _login(client, users["alice"])
-    key = finished.ranked_ids[0]
+    key = finished.ranked_keys[0]
     page = client.get(f"/investigations/{finished.pk}/evidence/", {"doc": key}).content.decode()
     assert finished.question.replace("'", "&#x27;") in page
     for label in ("sub-question", "search", "chunk", "verdict", "rationale"):
@@ -204,9 +204,9 @@ def test_a_batch_creates_one_investigation_per_question_and_reports_metrics(
 
 
 def test_csv_cells_that_look_like_formulas_are_neutralised():
-    from agent.exports import _csv_cell
+    from agent.export_safety import csv_cell
 
-    assert _csv_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)"
-    assert _csv_cell("@cmd") == "'@cmd"
-    assert _csv_cell("Le Gaulois") == "Le Gaulois"
-    assert _csv_cell(3) == 3
+    assert csv_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)"
+    assert csv_cell("@cmd") == "'@cmd"
+    assert csv_cell("Le Gaulois") == "Le Gaulois"
+    assert csv_cell(3) == 3

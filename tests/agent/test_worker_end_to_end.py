@@ -45,7 +45,7 @@ def test_a_worker_runs_an_llm_investigation_through_the_openai_client(
     assert investigation.llm_calls == LLMCall.objects.filter(investigation=investigation).count()
     assert investigation.llm_calls == kinds.count("llm_call") > 0
     assert investigation.input_tokens > 0
-    assert investigation.ranked_ids, "the stub accepts the first chunk of each batch"
+    assert investigation.ranked_keys, "the stub accepts the first chunk of each batch"
     assert stub_llm.state.requests, "the worker talked to the stub endpoint"
 
 
@@ -58,7 +58,7 @@ def test_several_investigations_run_concurrently_with_the_offline_policy(
     finished = [_wait_until_done(run) for run in runs]
     assert all(run.status == Investigation.Status.FINISHED for run in finished)
     assert all(run.policy_label == "offline policy (no LLM)" for run in finished)
-    rankings = {tuple(run.ranked_ids) for run in finished}
+    rankings = {tuple(run.ranked_keys) for run in finished}
     assert len(rankings) == 1, "the offline policy is deterministic"
 
 

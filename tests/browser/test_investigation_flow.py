@@ -53,7 +53,7 @@ def test_the_live_page_tells_the_run_as_a_story_and_agrees_with_the_review(
     assert page.locator("#poller").count() == 0, "polling stops once the run has ended"
 
     investigation = Investigation.objects.get(pk=pk)
-    assert investigation.policy == "llm" and investigation.ranked_ids
+    assert investigation.policy == "llm" and investigation.ranked_keys
     # One section per sub-question that ran, each search on one line with its channel.
     assert page.locator("section.subq").count() == investigation.sub_questions.count()
     searches = page.locator("li.search-line")
@@ -70,7 +70,7 @@ def test_the_live_page_tells_the_run_as_a_story_and_agrees_with_the_review(
     summary = page.get_by_test_id("summary")
     live_counts = {name: int(summary.locator(f'[data-count="{name}"]').inner_text().split()[0])
                    for name in ("accepted", "held", "rejected")}
-    assert live_counts["accepted"] == len(investigation.ranked_ids)
+    assert live_counts["accepted"] == len(investigation.ranked_keys)
 
     page.click("text=Review sources")
     expect(page.locator("article.source.state-accepted").first).to_be_visible()

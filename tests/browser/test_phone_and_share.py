@@ -38,13 +38,13 @@ def test_every_page_fits_a_phone_without_sideways_scrolling(
     pk = ask(page, base, QUESTION)
     expect(page.get_by_test_id("status")).to_have_text("finished", timeout=90_000)
     investigation = Investigation.objects.get(pk=pk)
-    key = investigation.ranked_ids[0] if investigation.ranked_ids else (
+    key = investigation.ranked_keys[0] if investigation.ranked_keys else (
         investigation.verdicts.values_list("document_key", flat=True).first())
     document = Document.objects.select_related("sub_corpus").get(
         sub_corpus__slug=key.split(":")[0], external_id=key.split(":", 1)[1])
     batch = Batch.objects.create(owner=investigation.owner, name="Questions de février")
     Investigation.objects.filter(pk=pk).update(batch=batch, qid="q-1",
-                                               gold_ids=investigation.ranked_ids[:1])
+                                               gold_keys=investigation.ranked_keys[:1])
 
     pages = {
         "investigations": "/investigations/",

@@ -54,7 +54,7 @@ def _live_javascript_links(page: Page) -> int:
 
 def test_no_page_breaks_the_csp_and_no_javascript_url_is_a_link(page: Page, live_server,
                                                                 finished):
-    key = finished.ranked_ids[0]
+    key = finished.ranked_keys[0]
     document = _document(key)
     Document.objects.filter(pk=document.pk).update(url=HOSTILE)
     console: list[str] = []

@@ -63,8 +63,8 @@ def test_a_sub_question_and_the_investigation_finish_with_different_kinds(retrie
     run_investigation(Q, policy=OfflinePolicy(), retriever=retriever, sink=sink)
     ends = [e for e in sink.events if isinstance(e, (SubQuestionFinished, InvestigationFinished))]
     assert all(isinstance(e, SubQuestionFinished) for e in ends[:-1])
-    assert all(e.subquestion is not None for e in ends[:-1])
-    assert isinstance(ends[-1], InvestigationFinished) and ends[-1].subquestion is None
+    assert all(e.sub_question_index is not None for e in ends[:-1])
+    assert isinstance(ends[-1], InvestigationFinished) and ends[-1].sub_question_index is None
     assert ends[-1] is sink.events[-1]
 
 
@@ -97,11 +97,11 @@ def test_a_verdict_with_its_evidence_survives_a_json_round_trip(retriever):
 
 
 def test_reading_ignores_unknown_keys_and_fills_later_fields_with_defaults():
-    event = event_from_json({"kind": "llm_call", "seq": 3, "subquestion": None,
+    event = event_from_json({"kind": "llm_call", "seq": 3, "sub_question_index": None,
                              "role": "agent", "prompt_name": "agent", "prompt_hash": "x" * 64,
                              "response": "{}", "input_tokens": 10})
     assert event.seq == 3 and event.input_tokens == 10 and event.cached_tokens == 0
-    verdict = event_from_json({"kind": "verdict", "seq": 4, "subquestion": 0, "chunk_id": 1,
+    verdict = event_from_json({"kind": "verdict", "seq": 4, "sub_question_index": 0, "chunk_id": 1,
                                "document_key": "gaulois:1", "sub_corpus": "gaulois",
                                "verdict": "accept", "rationale": "why"})
     assert verdict.signals is None and verdict.reason is None and verdict.evidence is None

@@ -31,7 +31,7 @@ from tests.fakes.sinks import InterruptingSink
 TWO = plan(("Lejeune céréales", "gaulois"), ("Lejeune céréales", "intran"))
 
 
-def two_subquestions_accepting_everything() -> list:
+def two_sub_questions_accepting_everything() -> list:
     return [TWO, review_pending("accept"), finish(), briefing("first"), keep_plan(),
             review_pending("accept"), finish(), briefing("second"), rank_all]
 
@@ -77,7 +77,7 @@ def test_held_reevaluation_promotes_held_and_auto_held_chunks(retriever, sink):
 
 
 def test_briefing_has_six_fields_and_is_the_channel_to_the_next_sub_question(retriever, sink):
-    _, chat = run(Q, two_subquestions_accepting_everything(), retriever, sink)
+    _, chat = run(Q, two_sub_questions_accepting_everything(), retriever, sink)
     event = sink.of("briefing")[0]
     assert set(event.payload()) - {"fallback"} == {"summary", "confirmed_facts", "confirmed_dates",
                                          "confirmed_entities", "gaps", "search_hints"}
@@ -122,7 +122,7 @@ def test_ranking_groups_by_count_and_calls_the_ranker_only_for_groups_of_two(ret
     assert all(g.llm == (len(g.documents) >= 2) for g in rank.groups)
     assert sum(1 for c in chat.calls if c.role == "reranker") == sum(
         1 for g in rank.groups if len(g.documents) >= 2)
-    assert result.ranked_documents == list(rank.ranked)
+    assert result.ranked_document_keys == list(rank.ranked)
     rank_prompt = next(c.user for c in chat.calls if c.role == "reranker")
     assert "défend le droit" not in rank_prompt  # rationales only, never the full text
 
@@ -131,8 +131,8 @@ def test_held_documents_are_returned_separately(retriever, sink):
     replies = [plan(("Lejeune céréales", "gaulois")), review_pending("hold"), finish(), held(),
                briefing()]
     result, _ = run(Q, replies, retriever, sink)
-    assert result.ranked_documents == []
-    assert result.held_documents == ["gaulois:1", "gaulois:3"]
+    assert result.ranked_document_keys == []
+    assert result.held_document_keys == ["gaulois:1", "gaulois:3"]
 
 
 def strip_timing(events):
@@ -143,20 +143,20 @@ def strip_timing(events):
             return [clean(v) for v in value]
         return value
 
-    return [(e.seq, e.kind, e.subquestion, clean(e.payload())) for e in events]
+    return [(e.seq, e.kind, e.sub_question_index, clean(e.payload())) for e in events]
 
 
 def test_same_responses_and_results_give_the_same_event_sequence(retriever):
     first, second = ListSink(), ListSink()
-    run(Q, two_subquestions_accepting_everything(), retriever, first)
-    run(Q, two_subquestions_accepting_everything(), retriever, second)
+    run(Q, two_sub_questions_accepting_everything(), retriever, first)
+    run(Q, two_sub_questions_accepting_everything(), retriever, second)
     assert strip_timing(first.events) == strip_timing(second.events)
     assert [e.seq for e in first.events] == list(range(1, len(first.events) + 1))
 
 
 def test_cancellation_stops_cleanly_between_steps(retriever):
     sink = InterruptingSink(cancel_after=6)
-    result, chat = run(Q, two_subquestions_accepting_everything(), retriever, sink)
+    result, chat = run(Q, two_sub_questions_accepting_everything(), retriever, sink)
     assert result.status == "cancelled"
     assert sink.events[-1].kind == "finish" and sink.events[-1].status == "cancelled"
     assert all(c.role != "reranker" for c in chat.calls)
@@ -164,26 +164,26 @@ def test_cancellation_stops_cleanly_between_steps(retriever):
 
 def test_interrupted_investigation_replays_without_asking_the_model_again(retriever):
     full_sink = ListSink()
-    full, _ = run(Q, two_subquestions_accepting_everything(), retriever, full_sink)
+    full, _ = run(Q, two_sub_questions_accepting_everything(), retriever, full_sink)
     broken = InterruptingSink(fail_after=14)
-    chat = RecordingChatModel(ScriptedChatModel(two_subquestions_accepting_everything()))
+    chat = RecordingChatModel(ScriptedChatModel(two_sub_questions_accepting_everything()))
     with contextlib.suppress(RuntimeError):
         run_investigation(Q, policy=LLMPolicy(chat), retriever=retriever, sink=broken)
     recorded = chat.recorded  # every reply paid for before the sink failed
     assert 0 < len(recorded) < full.counters.llm_calls
-    inner = ScriptedChatModel(two_subquestions_accepting_everything()[len(recorded):])
+    inner = ScriptedChatModel(two_sub_questions_accepting_everything()[len(recorded):])
     replay = ReplayChatModel(inner, recorded)
     resumed_sink = ListSink()
     resumed = run_investigation(Q, policy=LLMPolicy(replay), retriever=retriever,
                                 sink=resumed_sink)
     assert replay.replayed == len(recorded)
     assert len(inner.calls) == full.counters.llm_calls - len(recorded)
-    assert resumed.ranked_documents == full.ranked_documents
+    assert resumed.ranked_document_keys == full.ranked_document_keys
     assert strip_timing(resumed_sink.events) == strip_timing(full_sink.events)
 
 
 def test_counters_add_up_the_model_usage(retriever, sink):
-    result, chat = run(Q, two_subquestions_accepting_everything(), retriever, sink)
+    result, chat = run(Q, two_sub_questions_accepting_everything(), retriever, sink)
     calls = sink.of("llm_call")
     assert result.counters.llm_calls == len(chat.calls) == len(calls)
     assert result.counters.input_tokens == sum(c.input_tokens for c in calls)
@@ -191,7 +191,7 @@ def test_counters_add_up_the_model_usage(retriever, sink):
 
 
 def test_llm_call_events_record_prompt_name_and_hash(retriever, sink):
-    run(Q, two_subquestions_accepting_everything(), retriever, sink)
+    run(Q, two_sub_questions_accepting_everything(), retriever, sink)
     names = [e.prompt_name for e in sink.of("llm_call")]
     assert names[:4] == ["planner", "agent", "agent", "briefing"]
     assert all(len(e.prompt_hash) == 64 for e in sink.of("llm_call"))

@@ -17,7 +17,7 @@ from tests.fakes.retriever import InMemoryRetriever, chunk
 
 
 def strip(events):
-    return [(e.seq, e.kind, e.subquestion,
+    return [(e.seq, e.kind, e.sub_question_index,
              {k: v for k, v in e.payload().items() if not k.endswith("seconds")}) for e in events]
 
 
@@ -26,7 +26,7 @@ def test_offline_policy_is_deterministic(retriever):
     for _ in range(2):
         sink = ListSink()
         result = run_investigation(Q, policy=OfflinePolicy(), retriever=retriever, sink=sink)
-        runs.append((result.ranked_documents, strip(sink.events)))
+        runs.append((result.ranked_document_keys, strip(sink.events)))
     assert runs[0] == runs[1]
     assert runs[0][0]
 
@@ -194,6 +194,6 @@ def test_rewording_the_rationales_changes_no_decision_of_a_whole_run(settings):
         sink = ListSink()
         result = run_investigation(Q, policy=policy, retriever=retriever, sink=sink)
         verdicts = [(e.chunk_id, e.verdict, e.source, e.signals) for e in sink.of("verdict")]
-        runs.append((result.ranked_documents, result.held_documents, verdicts))
+        runs.append((result.ranked_document_keys, result.held_document_keys, verdicts))
     assert runs[0] == runs[1]
     assert runs[0][0]

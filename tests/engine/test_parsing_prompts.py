@@ -7,7 +7,7 @@ import pytest
 from agent.engine import AgentStep, OutputParseError, OutputSchemaError, PlannerOutput
 from agent.engine.parsing import parse_json_object, parse_output
 from agent.engine.prompting import prompt_hash, render
-from agent.engine.types import Memory, SubQuestion
+from agent.engine.types import Memory, SubQuestionSpec
 from tests.engine.conftest import INFOS, Q
 from tests.fakes.retriever import chunk as make_chunk
 
@@ -44,7 +44,7 @@ def test_schema_mismatch_and_extra_keys_raise_schema_errors():
 def agent_prompt(text: str) -> tuple[str, str]:
     chunk = make_chunk(7, 1, "gaulois:1", "gaulois", "1887-02-26", text, 'Titre "piégé"')
     return render(
-        "agent", question=Q, index=0, sub_question=SubQuestion("Lejeune au Gaulois", "gaulois"),
+        "agent", question=Q, index=0, sub_question=SubQuestionSpec("Lejeune au Gaulois", "gaulois"),
         sub_corpora=INFOS, briefings=[], memory=Memory(), action_log=[], feedback=[],
         pending=[chunk], accepted=[], held=[], effective_step=0, step_budget=12,
         chunk_chars=2000, held_chars=300)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from agent.engine import EngineConfig
-from agent.engine.llm_policy import LLMPolicy, _variables
+from agent.engine import prompt_variables as pv
+from agent.engine.llm_policy import LLMPolicy
 from agent.engine.policy import (
     BriefContext,
     HeldContext,
@@ -16,9 +17,9 @@ from agent.engine.policy import (
     StepContext,
 )
 from agent.engine.prompting import PROMPT_DIR, render_prompt
-from agent.engine.schemas import SearchArgs
+from agent.engine.schemas import Briefing, SearchArgs
 from agent.engine.sinks import ListSink
-from agent.engine.types import AcceptedChunk, HeldChunk, Memory, SubQuestion
+from agent.engine.types import AcceptedChunk, HeldChunk, Memory, SubQuestionSpec
 from common.search import SubCorpusInfo
 from tests.engine.conftest import Q, briefing, finish, plan, review_pending, run, search
 from tests.fakes.chat import ScriptedChatModel
@@ -43,7 +44,7 @@ def outside_blocks(text: str) -> str:
 INFOS = [SubCorpusInfo(slug="gaulois", name=hostile("subcorpus_name"),
                        genre=hostile("subcorpus_genre"),
                        description=hostile("subcorpus_description"))]
-SUB_QUESTION = SubQuestion(text=hostile("subquestion"), target_sub_corpus="gaulois",
+SUB_QUESTION = SubQuestionSpec(text=hostile("subquestion"), target_sub_corpus="gaulois",
                            entities=(hostile("entity"),), target_date="1887-02-26")
 MEMORY = Memory(*(hostile(f"memory_{n}") for n in range(5)))
 HIT = chunk(1, 1, "gaulois:1", "gaulois", "1887-02-26", hostile("ocr_text"),
@@ -52,9 +53,12 @@ ACCEPTED = AcceptedChunk(chunk_id=1, document_key="gaulois:1", sub_corpus="gaulo
                          rationale=hostile("rationale"), source="agent",
                          title=hostile("accepted_title"))
 HELD = HeldChunk(hit=HIT, rationale=hostile("held_rationale"), auto_held=False, order=1)
-BRIEFING = {"summary": hostile("briefing_summary"), "confirmed_facts": [hostile("fact")],
-            "confirmed_dates": [hostile("date")], "confirmed_entities": [hostile("b_entity")],
-            "gaps": [hostile("gap")], "search_hints": [hostile("hint")]}
+BRIEFING = Briefing(summary=hostile("briefing_summary"), confirmed_facts=[hostile("fact")],
+                    confirmed_dates=[hostile("date")], confirmed_entities=[hostile("b_entity")],
+                    gaps=[hostile("gap")], search_hints=[hostile("hint")])
+VARIABLES = {"planner": pv.planner_variables, "agent": pv.agent_variables,
+             "held": pv.held_variables, "briefing": pv.briefing_variables,
+             "replan": pv.replan_variables, "rank": pv.rank_variables}
 
 
 def contexts() -> dict[str, object]:
@@ -89,7 +93,7 @@ def rendered() -> dict[str, tuple[str, str]]:
     for name, ctx in contexts().items():
         role = "planner" if name in ("planner", "replan") else "agent"
         prompt = render_prompt(name, role, chunk_chars=policy.chunk_chars,
-                               held_chars=policy.held_chars, **_variables(ctx))
+                               held_chars=policy.held_chars, **VARIABLES[name](ctx))
         out[name] = (prompt.system, prompt.user)
     return out
 

@@ -49,7 +49,6 @@ class InMemoryRetriever:
                 if (request.sub_corpora is None or c.sub_corpus in request.sub_corpora)
                 and (request.document_ids is None or c.document_id in request.document_ids)
                 and c.chunk_id not in request.exclude_chunk_ids
-                and c.document_id not in request.exclude_document_ids
                 and c.document_key not in request.exclude_document_keys]
 
     def _bm25(self, query: str, pool: list[Hit]) -> dict[int, float]:

@@ -68,7 +68,7 @@ def test_the_service_layer_refuses_what_every_entry_point_refuses(alice, setting
         ({"question": too_long}, "The question has 2,001 characters; at most 2,000."),
         ({"question": "Une ?", "qid": "q" * 300}, "The qid has 300 characters; at most 200."),
         ({"question": "Une\x00 ?"}, "The question contains a NUL character"),
-        ({"question": "Une ?", "gold_ids": ["a:\x00"]}, "A gold id contains a NUL character"),
+        ({"question": "Une ?", "gold_keys": ["a:\x00"]}, "A gold id contains a NUL character"),
     ]:
         with pytest.raises(services.InvestigationError, match=message.replace("?", r"\?")):
             services.investigation_create(owner=alice, enqueue=False, **kwargs)

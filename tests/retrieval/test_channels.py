@@ -62,10 +62,8 @@ def test_channel_honours_sub_corpus_and_exclusions_inside_the_query(corpus, chan
     pooled_g1 = [h for h in without_first if h.document_id == g1.pk]
     assert pooled_g1 and pooled_g1[0].chunk_id == second.pk  # sibling chunk stays reachable
 
-    without_doc = run_channel(exclude_document_ids=[g1.pk], limit=10)
-    assert g1.pk not in {h.document_id for h in without_doc} and len(without_doc) == 3
     without_key = run_channel(exclude_document_keys=[g1.key], limit=10)
-    assert g1.pk not in {h.document_id for h in without_key}
+    assert g1.pk not in {h.document_id for h in without_key} and len(without_key) == 3
 
     allowed = run_channel(document_ids=[corpus["i1"].pk, corpus["d1"].pk], limit=10)
     assert {h.document_id for h in allowed} == {corpus["i1"].pk, corpus["d1"].pk}

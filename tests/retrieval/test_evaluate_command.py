@@ -118,7 +118,7 @@ def test_registered_systems_report_agent_fields(tiny, tmp_path):
         return run
 
     register_system("scripted-agent", factory)
-    assert build_system("scripted-agent", EvalConfig())({"gold_ids": ["a"]}).ranked_ids
+    assert build_system("scripted-agent", EvalConfig())({"gold_ids": ["a"]}).ranked_keys
     out = tmp_path / "agent"
     call_command("evaluate", "--questions", str(tiny), "--system", "scripted-agent",
                  "--out", str(out), "--no-progress")

@@ -32,7 +32,7 @@ def test_public_responses_carry_a_strict_csp(client, path):
 
 def test_private_pages_carry_the_csp_and_are_never_stored(client, users, finished):
     client.force_login(users["alice"])
-    key = finished.ranked_ids[0]
+    key = finished.ranked_keys[0]
     for path in ["/investigations/", f"/investigations/{finished.pk}/",
                  f"/investigations/{finished.pk}/review/",
                  f"/investigations/{finished.pk}/evidence/?doc={key}",
@@ -65,7 +65,7 @@ def test_http_ark_and_doi_addresses_link_to_http(address, target):
 @pytest.mark.parametrize("address", ["javascript:alert(1)", "  JaVaScRiPt:alert(1)"])
 def test_a_javascript_document_url_is_text_in_the_viewer_and_the_evidence_page(
         client, users, finished, address):
-    key = finished.ranked_ids[0]
+    key = finished.ranked_keys[0]
     document = Document.objects.get(sub_corpus__slug=key.split(":")[0],
                                     external_id=key.split(":", 1)[1])
     Document.objects.filter(pk=document.pk).update(url=address)
@@ -79,7 +79,7 @@ def test_a_javascript_document_url_is_text_in_the_viewer_and_the_evidence_page(
 
 
 def test_a_safe_document_url_is_a_link(client, users, finished):
-    key = finished.ranked_ids[0]
+    key = finished.ranked_keys[0]
     document = Document.objects.get(sub_corpus__slug=key.split(":")[0],
                                     external_id=key.split(":", 1)[1])
     Document.objects.filter(pk=document.pk).update(url="ark:/12148/bpt6k1")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -15,11 +17,12 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from agent.durability import sweep_every
 from trace_site import embedded
 from trace_site.env import env_int, env_str
+from trace_site.web_server import WebServerOptions, bind_listener
 
 DEMO_CORPUS = Path(settings.BASE_DIR) / "demo" / "historiqa" / "corpus.jsonl"
 # A child that exits within QUICK_EXIT_SECONDS of its start more than three times in a row is
@@ -36,6 +39,11 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=env_int("TRACE_PORT", 8000))
         parser.add_argument("--no-demo", action="store_true", help="do not load the demo corpus")
         parser.add_argument("--concurrency", type=int, default=2, help="Celery worker processes")
+        parser.add_argument("--web-processes", type=int,
+                            default=env_int("TRACE_WEB_PROCESSES", 2),
+                            help="web server processes sharing the port")
+        parser.add_argument("--web-threads", type=int, default=env_int("TRACE_WEB_THREADS", 4),
+                            help="Django threads per web server process")
 
     def handle(self, *args, **options):
         data_dir = Path(settings.TRACE_DATA_DIR)
@@ -46,10 +54,16 @@ class Command(BaseCommand):
         )
         started_redis = False
         children: dict[str, subprocess.Popen] = {}
+        listener: socket.socket | None = None
         # Explicit handlers: a backgrounded shell job starts with SIGINT ignored.
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, _interrupt)
         try:
+            # The port is bound first, once: a port in use is said before anything starts, every
+            # web process accepts from this one socket, and one that is restarted leaves the
+            # connections waiting in its queue, never refused.
+            web = self._web_options(options["web_threads"])
+            listener = self._bind(options["host"], options["port"])
             if settings.TRACE_EMBEDDED_REDIS:
                 started_redis = embedded.ensure_redis(data_dir)
             self.stdout.write("Preparing the database…")
@@ -61,8 +75,10 @@ class Command(BaseCommand):
             self._bring_indexes_up_to_date()
             starters: dict[str, Callable[[], subprocess.Popen]] = {
                 "worker": lambda: self._start_worker(options["concurrency"]),
-                "web server": lambda: self._start_web(options["host"], options["port"]),
             }
+            for number in range(1, max(1, options["web_processes"]) + 1):
+                name = "web server" if options["web_processes"] <= 1 else f"web server {number}"
+                starters[name] = functools.partial(self._start_web, listener.fileno(), web)
             for name, start in starters.items():
                 children[name] = start()
             url = f"http://{options['host']}:{options['port']}/"
@@ -73,6 +89,8 @@ class Command(BaseCommand):
             pass
         finally:
             self._stop(children)
+            if listener is not None:
+                listener.close()
             if started_redis and embedded.stop_redis(data_dir):
                 self.stdout.write("Stopped embedded Redis.")
             if started_postgres and embedded.stop_postgres(data_dir):
@@ -114,11 +132,28 @@ class Command(BaseCommand):
             start_new_session=True,
         )
 
-    def _start_web(self, host: str, port: int) -> subprocess.Popen:
+    def _web_options(self, threads: int) -> WebServerOptions:
+        try:
+            return WebServerOptions(
+                threads=threads,
+                connection_limit=env_int("TRACE_WEB_CONNECTION_LIMIT",
+                                         WebServerOptions.connection_limit),
+                idle_timeout=env_int("TRACE_WEB_IDLE_TIMEOUT", WebServerOptions.idle_timeout),
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+
+    def _bind(self, host: str, port: int) -> socket.socket:
+        try:
+            return bind_listener(host, port)
+        except OSError as exc:
+            raise CommandError(f"Cannot listen on {host}:{port}: {exc.strerror}. "
+                               "Is TRACE already running? Choose another --port.") from None
+
+    def _start_web(self, fd: int, web: WebServerOptions) -> subprocess.Popen:
         return subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "trace_site.wsgi", "--bind", f"{host}:{port}",
-             "--workers", "2", "--threads", "4", "--timeout", "120", "--log-level", "warning"],
-            start_new_session=True,
+            [sys.executable, "-m", "trace_site.web_server", "--fd", str(fd), *web.as_arguments()],
+            pass_fds=(fd,), start_new_session=True,
         )
 
     def _supervise(self, children: dict[str, subprocess.Popen],
