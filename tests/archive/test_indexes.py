@@ -8,6 +8,7 @@ from pgvector.django import CosineDistance
 
 from archive.embeddings import get_provider
 from archive.models import Chunk
+from archive.outbox import apply_pending
 from archive.services import ingest_file
 from common.search import SearchRequest
 from common.sql import like_pattern
@@ -47,6 +48,7 @@ def test_substring_search_needs_no_trigram_index_on_chunk_text(small_archive):
         cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'archive_chunk'")
         indexes = {row[0] for row in cursor.fetchall()}
     assert "chunk_text_trgm" not in indexes and "chunk_content_hash" in indexes
+    apply_pending()  # what the import's commit does outside this test's transaction
     hits = SubstringChannel().search(SearchRequest(query="Boulangr", channel="substring", limit=20))
     assert len(hits) == 8
     ilike = Chunk.objects.filter(text__ilike=like_pattern("boulanger")).order_by()
