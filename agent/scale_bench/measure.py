@@ -41,6 +41,7 @@ from archive.outbox import apply_pending
 from archive.services import ingest_file
 from archive.vector_index import vector_index_build, vector_index_drop, vector_index_exists
 from retrieval import channels as registry
+from retrieval import vocabulary
 from trace_site.embedded import postgres_pid
 
 
@@ -109,6 +110,26 @@ def _first_answers(question: str) -> dict:
     return {"first_answer_seconds": seconds}
 
 
+def _vocabulary_rebuild_after_load() -> int:
+    """Rebuild the substring vocabulary whole and drop the marks the rebuild covers.
+
+    Applied document by document, a bulk load's marks rewrite the posting arrays of every common
+    word again for each batch; one rebuild from the committed rows reads each chunk once. Every
+    mark made before the rebuild started is covered by it. Returns the marks dropped.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT max(id) FROM archive_indexoutbox WHERE consumer = %s",
+                        [vocabulary.CONSUMER])
+        last_mark = cursor.fetchone()[0]
+    vocabulary.refresh(force=True)
+    if last_mark is None:
+        return 0
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM archive_indexoutbox WHERE consumer = %s AND id <= %s",
+                       [vocabulary.CONSUMER, last_mark])
+        return cursor.rowcount
+
+
 def _investigation(question: str) -> dict:
     sink = ListSink()
     started = time.perf_counter()
@@ -165,10 +186,11 @@ def run_size(plan: SizePlan, log: Callable[[str], object] = print) -> SizeResult
         seconds = time.perf_counter() - started
         # A bulk load leaves the derived indexes to one catch-up after it (timed on its own).
         caught_up = time.perf_counter()
+        vocabulary_rebuilt = _vocabulary_rebuild_after_load()
         indexed = apply_pending()
         return {"created": report.created, "unchanged_skipped": report.unchanged,
                 "index_catch_up_seconds": round(time.perf_counter() - caught_up, 2),
-                "indexed": indexed,
+                "indexed": indexed, "vocabulary_rebuilt_whole": vocabulary_rebuilt,
                 "chunks_written": report.chunks_written, "seconds": round(seconds, 2),
                 "write_seconds": round(report.seconds, 2),
                 "chunks_per_second": round(report.chunks_written / seconds, 1),
