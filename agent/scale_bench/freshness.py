@@ -18,7 +18,10 @@ from django.db import connection
 from agent.scale_bench.corpus import FRESH_SUB_CORPUS
 from agent.scale_bench.queries import TEXT_CHANNELS, filters, request_for
 from agent.scale_bench.results import percentiles
+from archive.chunking import chunk_text
 from archive.importers.records import parse_date
+from archive.models import Document
+from archive.outbox import apply_pending
 from archive.services import ingest_file
 from common.document_keys import document_key
 from common.search import DateWindow, SearchRequest
@@ -75,7 +78,13 @@ def _sample(path: Path, count: int) -> list[dict]:
 def _probe(channel: str, row: dict) -> SearchRequest:
     words = row["text"].split()
     start = len(words) // 3
-    query = " ".join(words[start : start + 4] if channel == "substring" else words[:40])
+    if channel == "substring":
+        query = " ".join(words[start : start + 4])
+    elif channel == "dense":
+        # The text of its first chunk: its own vector is the nearest there is.
+        query = chunk_text(row["text"])[0].text
+    else:
+        query = " ".join(words[:40])
     date, _ = parse_date(row["date"], 0)
     assert date is not None
     window = DateWindow(date, date) if channel == "temporal" else None
@@ -92,6 +101,9 @@ def _found(channel: str, row: dict) -> bool:
 def measure_freshness(*, arrivals: Path, questions: list[str], provider: str,
                       workers: int) -> dict:
     """Ingest ``arrivals`` while searching, then poll each channel until it finds them."""
+    # A rerun measures a fresh ingest again: arrivals left by an interrupted run go first.
+    Document.objects.filter(sub_corpus__slug=FRESH_SUB_CORPUS[0]).delete()
+    apply_pending()
     with BackgroundSearches(questions) as background:
         started = time.perf_counter()
         report = ingest_file(path=arrivals, embed=True, provider=provider, workers=workers,
