@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint stop clean-venv
+.PHONY: run test lint stop clean-venv eval-docs
 
 $(STAMP): requirements.lock requirements-dev.lock
 	@bash scripts/make-venv.sh $(VENV)
@@ -26,3 +26,11 @@ stop: $(STAMP)
 
 clean-venv:
 	rm -rf $(VENV)
+
+# Re-run the dev evaluation of the README's systems on the loaded archive and rewrite the figures:
+# docs/eval/historiqa/ (every table, JSON and plot) and the README's generated table.
+EVAL_SYSTEMS := bm25 dense hybrid hybrid-per-subcorpus offline
+eval-docs: $(STAMP)
+	$(PY) manage.py evaluate --questions demo/historiqa/questions_dev.jsonl \
+		$(foreach s,$(EVAL_SYSTEMS),--system $(s)) --out docs/eval/historiqa --no-progress \
+		--write-doc README.md --write-doc docs/retrieval-evaluation.md --doc-block evaluation-dev

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from agent.question_limits import question_problem
 from common.jsonl import json_objects
-from trace_site.limits import question_problem
 
 
 class BatchFileError(ValueError):

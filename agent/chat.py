@@ -16,7 +16,11 @@ from agent.engine.prompting import Prompt
 from agent.engine.replay import RecordedCall, ReplayChatModel
 from agent.engine.types import ChatResult
 from agent.models import Investigation, LLMCall, PromptText
-from agent.policies import NO_ENDPOINT_MESSAGE, configured_policy, endpoint_configured, role_models
+from agent.policies import (
+    NO_ENDPOINT_MESSAGE,
+    endpoint_configured,
+    role_models,
+)
 
 
 def stored_prompt_text(text: str) -> PromptText:
@@ -113,10 +117,11 @@ def paid_usage(investigation_id: int) -> PaidUsage:
         calls=Count("id"), input=Sum("input_tokens"), output=Sum("output_tokens"),
         cached=Sum("cached_tokens"), seconds=Sum("seconds"))
     input_tokens, output_tokens = sums["input"] or 0, sums["output"] or 0
+    policy = Investigation.objects.get(pk=investigation_id).policy_spec
     return PaidUsage(
         llm_calls=sums["calls"], input_tokens=input_tokens, output_tokens=output_tokens,
         cached_tokens=sums["cached"] or 0, model_seconds=sums["seconds"] or 0.0,
-        cost=configured_policy().cost(input_tokens, output_tokens))
+        cost=policy.cost(input_tokens, output_tokens))
 
 
 def configured_chat_model() -> ChatModel:

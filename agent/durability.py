@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -26,6 +27,21 @@ def stale_after() -> timedelta:
 def sweep_every() -> float:
     """Return the pause between two sweeps of one worker."""
     return settings.TRACE_SWEEP_SECONDS / 2
+
+
+def queued_task_ids(queue: str) -> set[str]:
+    """Return the ids of the tasks waiting in a queue of the broker (Redis), unread by workers.
+
+    Celery's inspect API sees only the tasks workers hold, not those still in the queue, so the
+    queue is read directly; of each message only the task id of Celery's message protocol
+    (`headers["id"]`) is used, and each run stores the id of the task sent for it.
+    """
+    from celery import current_app
+
+    with current_app.connection_for_read() as conn:
+        raw_messages = conn.default_channel.client.lrange(queue, 0, -1)
+    return {task_id for raw in raw_messages
+            if (task_id := json.loads(raw).get("headers", {}).get("id"))}
 
 
 def with_reconnect[T](write: Callable[[], T], *, pause: float = 1.0, attempts: int = 2) -> T:

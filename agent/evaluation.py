@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from django.conf import settings
 
+from agent.engine.claims import quoted_words, unsupported_claims
 from agent.engine.config import EngineConfig
 from agent.engine.events import Event, SearchRan, VerdictGiven, WarmStartRan
 from agent.engine.investigation import run_investigation
+from agent.engine.prompting import Prompt
 from agent.engine.sinks import ListSink
+from agent.policies import configured_policy
 from agent.retriever import ArchiveRetriever
-from retrieval.evaluation.systems import EvalConfig, SystemRun, register_system
+from archive.models import Chunk
+from retrieval.evaluation.records import AgentFigures, EvalQuestion
+from retrieval.evaluation.systems import (
+    EvalConfig,
+    SystemRun,
+    register_prompt_preview,
+    register_system,
+)
 
 
-def agent_extras(events: list[Event], result) -> dict:
+def agent_figures(events: list[Event], result) -> AgentFigures:
     """Derive the accepted / held / rejected / surfaced sets and usage from a run's events."""
     accepted = {c.document_key for chunks in result.accepted.values() for c in chunks}
     held = set(result.held_document_keys) - accepted
@@ -27,17 +38,36 @@ def agent_extras(events: list[Event], result) -> dict:
             verdict_docs.setdefault(event.verdict, set()).add(event.document_key)
     rejected = verdict_docs.get("reject", set()) - accepted - held
     counters = result.counters
-    return {
-        "accepted_ids": sorted(accepted),
-        "held_ids": sorted(held),
-        "rejected_ids": sorted(rejected),
-        "surfaced_ids": sorted(surfaced),
-        "llm_calls": counters.llm_calls,
-        "input_tokens": counters.input_tokens,
-        "output_tokens": counters.output_tokens,
-        "engine_seconds": counters.engine_seconds,
-        "model_wait_seconds": counters.model_seconds,
-    }
+    claims, false_claims = rationale_claims(events)
+    return AgentFigures(
+        accepted_keys=tuple(sorted(accepted)),
+        held_keys=tuple(sorted(held)),
+        rejected_keys=tuple(sorted(rejected)),
+        surfaced_keys=tuple(sorted(surfaced)),
+        llm_calls=counters.llm_calls,
+        input_tokens=counters.input_tokens,
+        output_tokens=counters.output_tokens,
+        engine_seconds=counters.engine_seconds,
+        model_wait_seconds=counters.model_seconds,
+        cached_tokens=counters.cached_tokens,
+        cost=configured_policy().cost(counters.input_tokens, counters.output_tokens),
+        quoted_words=claims,
+        false_claims=tuple(false_claims),
+    )
+
+
+def rationale_claims(events: list[Event]) -> tuple[int, list[dict]]:
+    """Count the words the run's rationales quote, and list those their chunk does not print."""
+    verdicts = [e for e in events if isinstance(e, VerdictGiven) and quoted_words(e.rationale)]
+    texts = dict(Chunk.objects.filter(pk__in={v.chunk_id for v in verdicts})
+                 .values_list("id", "text"))
+    claims, false = 0, []
+    for verdict in verdicts:
+        claims += len(quoted_words(verdict.rationale))
+        for word in unsupported_claims(verdict.rationale, texts.get(verdict.chunk_id, "")):
+            false.append({"chunk_id": verdict.chunk_id, "word": word,
+                          "rationale": verdict.rationale})
+    return claims, false
 
 
 def _engine_system(make_policy):
@@ -46,13 +76,13 @@ def _engine_system(make_policy):
         retriever = ArchiveRetriever(sub_corpora=config.sub_corpora,
                                      document_ids=config.document_ids)
 
-        def system(question: dict) -> SystemRun:
+        def system(question: EvalQuestion) -> SystemRun:
             sink = ListSink()  # evaluation keeps events in memory and persists nothing
             started = time.perf_counter()
-            result = run_investigation(question["question"], policy=make_policy(),
+            result = run_investigation(question.question, policy=make_policy(),
                                        retriever=retriever, sink=sink, config=EngineConfig())
             return SystemRun(list(result.ranked_document_keys), time.perf_counter() - started,
-                             agent_extras(sink.events, result))
+                             agent=agent_figures(sink.events, result))
 
         return system
 
@@ -75,6 +105,32 @@ def _llm_policy():
     return LLMPolicy(configured_chat_model())
 
 
+def preview_trace_prompts(question: EvalQuestion, config: EvalConfig,
+                          write: Callable[[str], None]) -> None:
+    """Write every prompt the `trace` system would send for a question; no model is called."""
+    from agent.engine.prompt_preview import PromptPreviewPolicy
+
+    count = 0
+
+    def show(prompt: Prompt) -> None:
+        nonlocal count
+        count += 1
+        write(f"===== prompt {count}: {prompt.name} (role {prompt.role}, sha256 "
+              f"{prompt.hash[:12]}) =====")
+        write("----- system -----")
+        write(prompt.system)
+        write("----- user -----")
+        write(prompt.user)
+
+    retriever = ArchiveRetriever(sub_corpora=config.sub_corpora,
+                                 document_ids=config.document_ids)
+    write(f"question {question.qid}: {question.question}")
+    run_investigation(question.question, policy=PromptPreviewPolicy(show),
+                      retriever=retriever, sink=ListSink(), config=EngineConfig())
+    write(f"===== {count} prompts; decisions taken by the offline rules, no model called =====")
+
+
 def register() -> None:
     register_system("offline", _engine_system(_offline_policy))
     register_system("trace", _engine_system(_llm_policy))
+    register_prompt_preview("trace", preview_trace_prompts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
@@ -24,22 +25,15 @@ from agent.export_safety import (
 from agent.models import Investigation
 from agent.selectors import SourceState
 from agent.source_review import (
-    OrderInForce,
     ReviewedSource,
+    display_name,
     iso_time,
+    latest_source_order,
     local_time,
     order_in_force,
     reviewed_sources,
 )
 
-FORMATS = {
-    "bibtex": ("application/x-bibtex", "bib"),
-    "ris": ("application/x-research-info-systems", "ris"),
-    "csl-json": ("application/vnd.citationstyles.csl+json", "json"),
-    "csv": ("text/csv", "csv"),
-    "markdown": ("text/markdown", "md"),
-    "trace-json": ("application/json", "trace.json"),
-}
 CSV_BOM = "\ufeff"
 
 @dataclass
@@ -143,15 +137,9 @@ def _citation(source: ReviewedSource, policy: str) -> Citation:
         decided_at_local=local_time(decision.at),
         confirmations=source.confirmations,
         policy=policy,
-        historian_notes=[Note(text=note.text, author=_author(note.user),
+        historian_notes=[Note(text=note.text, author=display_name(note.user, missing=""),
                               at=iso_time(note.created_at)) for note in notes],
     )
-
-
-def _author(user) -> str:
-    if user is None:
-        return ""
-    return user.get_full_name() or user.get_username()
 
 
 def _evidence_line(item: Citation) -> str:
@@ -161,7 +149,7 @@ def _evidence_line(item: Citation) -> str:
     return f"{what}, characters {item.quote_span} of TRACE source {item.key}"
 
 
-def to_bibtex(items: list[Citation]) -> str:
+def to_bibtex(items: list[Citation], investigation: Investigation) -> str:
     from bibtexparser import Library, write_string
     from bibtexparser.model import Entry, Field
 
@@ -191,7 +179,7 @@ def to_bibtex(items: list[Citation]) -> str:
     return write_string(library)
 
 
-def to_ris(items: list[Citation]) -> str:
+def to_ris(items: list[Citation], investigation: Investigation) -> str:
     import rispy
 
     entries = []
@@ -231,7 +219,7 @@ def _ris_safe(entry: dict) -> dict:
     return {name: value for name, value in safe.items() if value}
 
 
-def to_csl_json(items: list[Citation]) -> str:
+def to_csl_json(items: list[Citation], investigation: Investigation) -> str:
     records = []
     for item in items:
         record: dict = {
@@ -268,7 +256,7 @@ CSV_COLUMNS = ["rank", "state", "key", "title", "publication", "sub_corpus", "da
                "notes", "notes_by", "confirmations", "policy"]
 
 
-def to_csv(items: list[Citation]) -> str:
+def to_csv(items: list[Citation], investigation: Investigation) -> str:
     """Write one row per source, preceded by a UTF-8 byte order mark for spreadsheets."""
     buffer = io.StringIO()
     buffer.write(CSV_BOM)
@@ -281,12 +269,13 @@ def to_csv(items: list[Citation]) -> str:
     return buffer.getvalue()
 
 
-def to_markdown(investigation: Investigation, items: list[Citation],
-                order: OrderInForce | None = None) -> str:
+def to_markdown(items: list[Citation], investigation: Investigation) -> str:
     """Write a readable list: question, then each source with decision, evidence and notes."""
     order_line = ""
-    if order is not None and order.by_historian:
-        order_line = f" Order set by {md_text(order.user)}, {local_time(order.at)}."
+    saved = latest_source_order(investigation)
+    if saved is not None:
+        order_line = (f" Order set by {md_text(display_name(saved.user))}, "
+                      f"{local_time(saved.created_at)}.")
     lines = [f"# Sources: {md_text(investigation.question, heading=True)}", "",
              f"Found by TRACE ({md_text(investigation.policy_label)}), "
              f"{len(items)} source{'s' if len(items) != 1 else ''}, exported "
@@ -328,9 +317,12 @@ def _json_default(value):
     return str(value)
 
 
-def to_trace_json(investigation: Investigation) -> str:
-    """Everything needed to reproduce and audit the run: settings, model, prompts, every step,
-    every paid model reply, and every decision of the historian."""
+def to_trace_json(items: list[Citation], investigation: Investigation) -> str:
+    """Write the whole run: settings, model, prompts, steps, paid replies, historian decisions.
+
+    The cited sources are not enough to audit a run, so this writer reads every reviewed source
+    (held and rejected ones too) from the investigation itself and leaves `items` aside.
+    """
     rows = list(investigation.steps.order_by("seq"))
     events = [row.event for row in rows]
     steps = [{"seq": event.seq, "kind": event.kind, "subquestion": event.sub_question_index,
@@ -397,18 +389,33 @@ def _trace_source(row: ReviewedSource) -> dict:
     }
 
 
+Writer = Callable[[list[Citation], Investigation], str]
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """One export format: how to write it, and what the download is called and typed."""
+
+    write: Writer
+    content_type: str
+    extension: str
+
+
+FORMATS: dict[str, ExportFormat] = {
+    "bibtex": ExportFormat(to_bibtex, "application/x-bibtex", "bib"),
+    "ris": ExportFormat(to_ris, "application/x-research-info-systems", "ris"),
+    "csl-json": ExportFormat(to_csl_json, "application/vnd.citationstyles.csl+json", "json"),
+    "csv": ExportFormat(to_csv, "text/csv", "csv"),
+    "markdown": ExportFormat(to_markdown, "text/markdown", "md"),
+    "trace-json": ExportFormat(to_trace_json, "application/json", "trace.json"),
+}
+
+
 def render_export(investigation: Investigation, fmt: str) -> tuple[str, str, str]:
     """Return (body, content type, file name) for one export format."""
     if fmt not in FORMATS:
         raise ValueError(f"Unknown export format {fmt!r}")
-    content_type, extension = FORMATS[fmt]
-    filename = f"trace-investigation-{investigation.pk}.{extension}"
-    if fmt == "trace-json":
-        return to_trace_json(investigation), content_type, filename
-    rows = reviewed_sources(investigation)
-    items = citations(investigation, rows=rows)
-    if fmt == "markdown":
-        order = order_in_force(investigation, rows)
-        return to_markdown(investigation, items, order), content_type, filename
-    writer = {"bibtex": to_bibtex, "ris": to_ris, "csl-json": to_csl_json, "csv": to_csv}[fmt]
-    return writer(items), content_type, filename
+    export_format = FORMATS[fmt]
+    filename = f"trace-investigation-{investigation.pk}.{export_format.extension}"
+    body = export_format.write(citations(investigation), investigation)
+    return body, export_format.content_type, filename

@@ -6,12 +6,27 @@ from django import forms
 
 from archive.models import SubCorpus
 
+QUESTION_MAX_CHARS = 2000
+
+
+class BoundedTextarea(forms.Textarea):
+    """A textarea that shows back at most `max_chars` of a refused value, never all of it."""
+
+    def __init__(self, *, max_chars: int, attrs: dict | None = None) -> None:
+        super().__init__(attrs)
+        self.max_chars = max_chars
+
+    def format_value(self, value):
+        shown = super().format_value(value)
+        return shown[:self.max_chars] if shown else shown
+
 
 class AskForm(forms.Form):
     question = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "Posez votre question…",
-                                     "autofocus": True}),
-        max_length=2000,
+        widget=BoundedTextarea(max_chars=QUESTION_MAX_CHARS,
+                               attrs={"rows": 3, "placeholder": "Posez votre question…",
+                                      "autofocus": True}),
+        max_length=QUESTION_MAX_CHARS,
     )
     sub_corpus = forms.ChoiceField(required=False, label="Sub-corpus")
     date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))

@@ -34,27 +34,13 @@ from agent.engine.events import (
     WarmStartRan,
 )
 from agent.models import Investigation, Verdict
+from agent.wording import FINISH_REASONS, HOLD_REASONS, STEP_ACTIONS, document_date
 from archive.models import Document
 from archive.selectors import documents_by_keys
 
 CHANNEL_LABELS = {"bm25": "keywords (BM25)", "dense": "meaning (dense vectors)",
                   "temporal": "dates", "substring": "exact text (OCR-tolerant)",
                   "warm_start": "all channels, fused"}
-FINISH_REASONS = {
-    "finish_action": "the agent finished",
-    "budget": "the step budget ran out",
-    "max_raw_steps": "too many steps without progress",
-    "parse_failures": "too many unusable replies in a row",
-    "repeated_search": "the same search was asked twice in a row",
-    "cancelled": "cancelled",
-}
-HOLD_REASONS = {
-    "widened_window": "dated just outside the dates this search asked for; "
-                      "found only when the window was widened",
-    "missing_verdict": "the review gave it no verdict",
-    "unreviewed": "not reviewed before the sub-question ended",
-}
-STEP_ACTIONS = {"search": "searches", "review": "reviews the passages", "finish": "finishes"}
 SNIPPET_CHARS = 400
 
 
@@ -211,8 +197,6 @@ class _Titles:
         return (document.title if document and document.title else key)
 
     def date(self, key: str) -> str:
-        from agent.templatetags.trace_tags import document_date
-
         document = self.documents.get(key)
         return document_date(document) if document else ""
 

@@ -10,8 +10,8 @@ from django.db import models
 from django.utils import timezone
 
 from agent.engine.events import Event, event_from_json
-from agent.engine.policy_spec import OFFLINE_LABEL
-from agent.policies import PolicyChoice
+from agent.engine.policy_spec import OFFLINE_LABEL, PolicyKind, PolicySpec
+from agent.policies import PolicyChoice, configured_policy
 
 
 class Batch(models.Model):
@@ -29,6 +29,21 @@ class Batch(models.Model):
         return self.name
 
 
+class IllegalTransition(ValueError):
+    """A run was asked to move to a status it may not reach from its own."""
+
+
+class InvestigationQuerySet(models.QuerySet):
+    def transition_to(self, new: str, **fields) -> int:
+        """Move the selected runs that may reach `new` there in one UPDATE; return how many moved.
+
+        The status condition is part of the UPDATE, so two processes racing for the same run
+        (a claim, a cancel, the sweep) cannot both win: the loser moves no row.
+        """
+        sources = Investigation.sources_of(new)
+        return self.filter(status__in=sources).update(status=new, **fields)
+
+
 class Investigation(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued", "queued"
@@ -39,6 +54,22 @@ class Investigation(models.Model):
         FAILED = "failed", "failed"
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
+    # The run's life, as data: each status and the statuses it may move to.
+    TRANSITIONS: dict[str, frozenset[str]] = {
+        # queued: a worker claims it, the historian cancels it, the queue refuses it, or a
+        # stale queued run is queued again.
+        Status.QUEUED: frozenset({Status.RUNNING, Status.CANCELLED, Status.FAILED, Status.QUEUED}),
+        # running: it ends (finished, cancelled, failed), loses its worker or database
+        # (interrupted), is taken over by a new attempt, or, once stale, is queued again.
+        Status.RUNNING: frozenset({Status.FINISHED, Status.CANCELLED, Status.FAILED,
+                                   Status.INTERRUPTED, Status.RUNNING, Status.QUEUED}),
+        # interrupted and failed runs resume (queued again, or claimed by a redelivered task).
+        Status.INTERRUPTED: frozenset({Status.QUEUED, Status.RUNNING}),
+        Status.FAILED: frozenset({Status.QUEUED, Status.RUNNING}),
+        # a cancelled run resumes only through the queue; a finished run is final.
+        Status.CANCELLED: frozenset({Status.QUEUED}),
+        Status.FINISHED: frozenset(),
+    }
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
                               related_name="investigations")
@@ -58,6 +89,9 @@ class Investigation(models.Model):
     policy_label = models.CharField(max_length=200, default=OFFLINE_LABEL)
     engine_settings = models.JSONField(default=dict, blank=True)
     models_used = models.JSONField(default=dict, blank=True, help_text="model name per role")
+    # The prices the run was created with; null on runs recorded before prices were stored.
+    price_input_per_million = models.FloatField(null=True, blank=True)
+    price_output_per_million = models.FloatField(null=True, blank=True)
 
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     cancel_requested = models.BooleanField(default=False)
@@ -67,6 +101,7 @@ class Investigation(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    task_id = models.CharField(max_length=64, blank=True, help_text="id of the latest task sent")
 
     ranked_keys = models.JSONField(default=list, blank=True)
     llm_calls = models.PositiveIntegerField(default=0)
@@ -79,12 +114,50 @@ class Investigation(models.Model):
 
     share_token = models.CharField(max_length=64, blank=True, db_index=True)
 
+    objects = InvestigationQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["owner", "-created_at"]), models.Index(fields=["status"])]
 
     def __str__(self) -> str:
         return self.question[:80]
+
+    @property
+    def policy_spec(self) -> PolicySpec:
+        """Return the policy this run was created with, at the prices stored on it.
+
+        A run recorded before prices were stored on it is priced with this instance's prices.
+        """
+        configured = configured_policy()
+        input_price, output_price = self.price_input_per_million, self.price_output_per_million
+        return PolicySpec(
+            PolicyKind(self.policy), dict(self.models_used),
+            price_input_per_million=(configured.price_input_per_million if input_price is None
+                                     else input_price),
+            price_output_per_million=(configured.price_output_per_million
+                                      if output_price is None else output_price),
+        )
+
+    @classmethod
+    def sources_of(cls, new: str) -> tuple[str, ...]:
+        """Return the statuses from which a run may move to `new`."""
+        return tuple(old for old, targets in cls.TRANSITIONS.items() if new in targets)
+
+    def may_move_to(self, new: str) -> bool:
+        """Tell whether this run may move from its status to `new`."""
+        return new in self.TRANSITIONS.get(self.status, frozenset())
+
+    def transition_to(self, new: str, **fields) -> None:
+        """Move this run to `new`, saving the given fields with it; refuse an illegal move."""
+        if not self.may_move_to(new):
+            allowed = ", ".join(sorted(self.TRANSITIONS.get(self.status, ()))) or "nothing"
+            raise IllegalTransition(f"Investigation {self.pk} cannot go from {self.status} to "
+                                    f"{new}; from {self.status} it may go to {allowed}.")
+        self.status = new
+        for name, value in fields.items():
+            setattr(self, name, value)
+        self.save(update_fields=["status", *fields])
 
     @property
     def is_active(self) -> bool:

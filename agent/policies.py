@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 
 from agent.engine.config import EngineConfig
-from agent.engine.policy import Policy
 from agent.engine.policy_spec import OFFLINE_LABEL, PolicyKind, PolicySpec
-
-if TYPE_CHECKING:
-    from agent.models import Investigation
 
 
 class PolicyChoice(models.TextChoices):
@@ -63,16 +58,3 @@ def engine_config(stored: dict | None = None) -> EngineConfig:
         return EngineConfig()
     known = {f.name for f in dataclasses.fields(EngineConfig)}
     return EngineConfig(**{k: v for k, v in stored.items() if k in known})
-
-
-def build_policy(investigation: Investigation) -> Policy:
-    """Return the policy that runs this investigation (replaying model replies already paid)."""
-    require_usable_policy(investigation.policy)
-    if investigation.policy == PolicyChoice.LLM:
-        from agent.chat import configured_chat_model, resumable_chat_model
-        from agent.engine.llm_policy import LLMPolicy
-
-        return LLMPolicy(resumable_chat_model(configured_chat_model(), investigation))
-    from agent.engine.offline import OfflinePolicy
-
-    return OfflinePolicy()

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
-import re
 import time
+import uuid
 from datetime import date, timedelta
 
 from django.conf import settings
@@ -15,18 +14,25 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from agent.durability import CONNECTION_ERRORS, Heartbeat, stale_after, with_reconnect
+from agent.durability import (
+    CONNECTION_ERRORS,
+    Heartbeat,
+    queued_task_ids,
+    stale_after,
+    with_reconnect,
+)
 from agent.engine.policy import Policy
 from agent.engine.ports import Retriever
 from agent.models import Batch, DocumentNote, Investigation, SourceOrder, Verdict
 from agent.policies import (
-    build_policy,
+    PolicyChoice,
     configured_policy,
     engine_config,
     require_usable_policy,
 )
+from agent.question_limits import NOTE_MAX_CHARS, question_problem
 from agent.sink import DjangoEventSink
-from trace_site.limits import question_problem
+from common.user_text import text_problem
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +68,8 @@ def investigation_create(
         owner=owner, question=question, sub_corpus=sub_corpus or "", date_from=date_from,
         date_to=date_to, batch=batch, qid=qid, question_type=question_type,
         gold_keys=list(gold_keys or []), policy=policy.kind, policy_label=policy.label,
-        models_used=policy.models,
+        models_used=policy.models, price_input_per_million=policy.price_input_per_million,
+        price_output_per_million=policy.price_output_per_million,
         engine_settings=dataclasses.asdict(engine_config()),
     )
     if enqueue:
@@ -80,14 +87,19 @@ def _send_run(investigation_id: int) -> bool:
     """Put the run on the task queue; if the queue is unreachable, fail it (resumable)."""
     from agent.tasks import run_investigation
 
+    # The run knows its task's id, so the sweep can tell which runs have a task waiting.
+    task_id = str(uuid.uuid4())
+    with_reconnect(lambda: Investigation.objects.filter(pk=investigation_id).update(
+        task_id=task_id))
     try:
-        run_investigation.apply_async(args=[investigation_id], queue=settings.TRACE_CELERY_QUEUE)
+        run_investigation.apply_async(args=[investigation_id], queue=settings.TRACE_CELERY_QUEUE,
+                                      task_id=task_id)
     except Exception as exc:  # the broker's errors vary by transport
         logger.warning("investigation %s could not be queued: %s", investigation_id, exc)
         message = ("The run could not be queued because the task queue did not answer "
                    f"({type(exc).__name__}). Resume it once the service is back.")
-        with_reconnect(lambda: Investigation.objects.filter(pk=investigation_id).update(
-            status=Investigation.Status.FAILED, finished_at=timezone.now(), error=message,
+        with_reconnect(lambda: Investigation.objects.filter(pk=investigation_id).transition_to(
+            Investigation.Status.FAILED, finished_at=timezone.now(), error=message,
         ))
         return False
     # A queued run is vouched for from now on; the sweep re-queues it if no worker takes it.
@@ -129,8 +141,8 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
         # The database went away under the run: nothing is wrong with the run itself.
         logger.warning("investigation %s interrupted: %s", investigation_id, exc)
         message = f"Interrupted: the database connection was lost ({type(exc).__name__})."
-        with_reconnect(lambda: _owned(investigation).update(
-            status=Investigation.Status.INTERRUPTED, error=message,
+        with_reconnect(lambda: _owned(investigation).transition_to(
+            Investigation.Status.INTERRUPTED, error=message,
         ))
         raise
     except Exception as exc:
@@ -139,17 +151,17 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
 
         message = failure_message(exc)
         # Paid model calls stay billed when the run fails: count them from the stored calls.
-        with_reconnect(lambda: _owned(investigation).update(
-            status=Investigation.Status.FAILED, error=message,
+        with_reconnect(lambda: _owned(investigation).transition_to(
+            Investigation.Status.FAILED, error=message,
             finished_at=timezone.now(), **paid_usage(investigation_id).as_fields(),
         ))
         raise
     counters = result.counters
-    cost = configured_policy().cost(counters.input_tokens, counters.output_tokens)
+    cost = investigation.policy_spec.cost(counters.input_tokens, counters.output_tokens)
     status = (Investigation.Status.CANCELLED if result.status == "cancelled"
               else Investigation.Status.FINISHED)
-    with_reconnect(lambda: _owned(investigation).update(
-        status=status, finished_at=timezone.now(), ranked_keys=list(result.ranked_document_keys),
+    with_reconnect(lambda: _owned(investigation).transition_to(
+        status, finished_at=timezone.now(), ranked_keys=list(result.ranked_document_keys),
         llm_calls=counters.llm_calls, input_tokens=counters.input_tokens,
         output_tokens=counters.output_tokens, cached_tokens=counters.cached_tokens,
         model_seconds=counters.model_seconds, engine_seconds=counters.engine_seconds,
@@ -157,6 +169,19 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
     ))
     investigation.refresh_from_db()
     return investigation
+
+
+def build_policy(investigation: Investigation) -> Policy:
+    """Return the policy that runs this investigation (replaying model replies already paid)."""
+    require_usable_policy(investigation.policy)
+    if investigation.policy == PolicyChoice.LLM:
+        from agent.chat import configured_chat_model, resumable_chat_model
+        from agent.engine.llm_policy import LLMPolicy
+
+        return LLMPolicy(resumable_chat_model(configured_chat_model(), investigation))
+    from agent.engine.offline import OfflinePolicy
+
+    return OfflinePolicy()
 
 
 def _owned(investigation: Investigation):
@@ -195,12 +220,10 @@ def _claim(investigation_id: int) -> Investigation | None:
 
 
 def _take(investigation: Investigation) -> Investigation:
-    investigation.status = Investigation.Status.RUNNING
-    investigation.attempts += 1
-    investigation.error = ""
-    investigation.started_at = investigation.started_at or timezone.now()
-    investigation.heartbeat_at = timezone.now()
-    investigation.save()
+    investigation.transition_to(
+        Investigation.Status.RUNNING, attempts=investigation.attempts + 1, error="",
+        started_at=investigation.started_at or timezone.now(), heartbeat_at=timezone.now(),
+    )
     return investigation
 
 
@@ -222,9 +245,8 @@ def investigation_cancel(*, investigation: Investigation) -> None:
     if investigation.status == Investigation.Status.QUEUED or investigation_is_stale(investigation):
         Investigation.objects.filter(
             pk=investigation.pk, status__in=Investigation.ACTIVE,
-        ).update(
-            status=Investigation.Status.CANCELLED, cancel_requested=True,
-            finished_at=timezone.now(),
+        ).transition_to(
+            Investigation.Status.CANCELLED, cancel_requested=True, finished_at=timezone.now(),
         )
     elif investigation.status == Investigation.Status.RUNNING:
         Investigation.objects.filter(pk=investigation.pk).update(cancel_requested=True)
@@ -239,8 +261,8 @@ def investigation_resume(*, investigation: Investigation) -> None:
         require_usable_policy(investigation.policy)
     except ImproperlyConfigured as exc:
         raise InvestigationError(str(exc)) from exc
-    Investigation.objects.filter(pk=investigation.pk).update(
-        status=Investigation.Status.QUEUED, cancel_requested=False, finished_at=None, error="",
+    Investigation.objects.filter(pk=investigation.pk).transition_to(
+        Investigation.Status.QUEUED, cancel_requested=False, finished_at=None, error="",
         heartbeat_at=timezone.now(),
     )
     investigation.refresh_from_db()
@@ -254,8 +276,8 @@ def investigations_mark_interrupted(*, stale_after_seconds: float | None = None)
     return Investigation.objects.filter(
         Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True),
         status=Investigation.Status.RUNNING,
-    ).update(
-        status=Investigation.Status.INTERRUPTED,
+    ).transition_to(
+        Investigation.Status.INTERRUPTED,
         error="Interrupted: the worker running it stopped (no heartbeat).",
     )
 
@@ -286,7 +308,7 @@ def investigations_sweep() -> SweepResult:
     for investigation in resumable:
         claimed = Investigation.objects.filter(
             pk=investigation.pk, status=Investigation.Status.INTERRUPTED,
-        ).update(status=Investigation.Status.QUEUED, error="", heartbeat_at=timezone.now())
+        ).transition_to(Investigation.Status.QUEUED, error="", heartbeat_at=timezone.now())
         if claimed:
             resumed += _send_run(investigation.pk)
     cutoff = timezone.now() - stale_after()
@@ -300,20 +322,14 @@ def investigations_sweep() -> SweepResult:
 
 def _waiting_investigation_ids() -> set[int] | None:
     """Return the investigations whose task waits in the queue; None if Redis cannot be read."""
-    from trace_site.celery import app
-
-    waiting: set[int] = set()
     try:
-        with app.connection_for_read() as conn:
-            client = conn.default_channel.client
-            for raw in client.lrange(settings.TRACE_CELERY_QUEUE, 0, -1):
-                headers = json.loads(raw).get("headers", {})
-                if headers.get("task") == "agent.run_investigation":
-                    waiting.update(int(n) for n in re.findall(r"\d+", headers.get("argsrepr", "")))
+        task_ids = queued_task_ids(settings.TRACE_CELERY_QUEUE)
     except Exception as exc:  # Redis away (or another broker): nothing to decide on now
         logger.warning("cannot read the task queue: %s", exc)
         return None
-    return waiting
+    if not task_ids:
+        return set()
+    return set(Investigation.objects.filter(task_id__in=task_ids).values_list("pk", flat=True))
 
 
 def verdict_override(
@@ -322,6 +338,7 @@ def verdict_override(
     """Record a historian's verdict on a document as a new row; the agent's stays untouched."""
     if decision not in Verdict.Decision.values:
         raise InvestigationError(f"Unknown decision {decision!r}.")
+    _check_note(note, label="the reason")
     if not investigation.verdicts.filter(document_key=document_key).exists():
         raise InvestigationError("This document has no verdict in this investigation.")
     # Overrides live outside the engine's event sequence, so a resumed run can never collide.
@@ -331,11 +348,17 @@ def verdict_override(
     )
 
 
+def _check_note(note: str, *, label: str) -> None:
+    if problem := text_problem(note, label=label, max_chars=NOTE_MAX_CHARS):
+        raise InvestigationError(f"{problem[0].upper()}{problem[1:]}. Nothing was saved.")
+
+
 def note_add(*, investigation: Investigation, user, document_key: str, note: str) -> DocumentNote:
     """Attach a historian's note to a document without changing its verdict."""
     note = note.strip()
     if not note:
         raise InvestigationError("The note is empty.")
+    _check_note(note, label="the note")
     return DocumentNote.objects.create(
         investigation=investigation, user=user, document_key=document_key, text=note
     )

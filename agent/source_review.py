@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 
@@ -10,10 +9,10 @@ from django.utils import timezone
 
 from agent.models import DocumentNote, Investigation, SourceOrder, Verdict
 from agent.selectors import Source, SourceState, folded_sources
+from common.sentences import sentence_spans
 
 QUOTE_CHARS = 400
 QUOTE_SENTENCES = 3
-_SENTENCE_END = re.compile(r"[.!?…]+[\"'»)\]]*(?=\s)")
 
 
 @dataclass(frozen=True)
@@ -86,6 +85,8 @@ def iso_time(moment: datetime | None) -> str:
 
 def latest_source_order(investigation: Investigation) -> SourceOrder | None:
     """Return the historian's newest order of the accepted sources, if they set one."""
+    if investigation.pk is None:  # an investigation not yet saved has no order of its own
+        return None
     return (investigation.source_orders.select_related("user")
             .order_by("-created_at", "-id").first())
 
@@ -120,7 +121,7 @@ def order_in_force(investigation: Investigation,
     saved = latest_source_order(investigation)
     if saved is None:
         return OrderInForce(keys)
-    return OrderInForce(keys, user=_name(saved.user), at=saved.created_at)
+    return OrderInForce(keys, user=display_name(saved.user), at=saved.created_at)
 
 
 def moved(keys: list[str], key: str, direction: str) -> list[str]:
@@ -135,9 +136,10 @@ def moved(keys: list[str], key: str, direction: str) -> list[str]:
     return keys
 
 
-def _name(user) -> str:
+def display_name(user, *, missing: str = "a former user") -> str:
+    """Return a user's full name, else their login, else `missing` for a deleted account."""
     if user is None:
-        return "a former user"
+        return missing
     return user.get_full_name() or user.get_username()
 
 
@@ -155,7 +157,7 @@ def _decisions(investigation: Investigation, sources: list[Source]) -> dict[str,
         historian_text = reason or (notes[0].text if notes else "")
         decisions[source.document_key] = Decision(
             by="agent" if override is None else "historian",
-            user="" if override is None else _name(override.user),
+            user="" if override is None else display_name(override.user),
             at=None if override is None else override.created_at,
             reason=reason,
             rationale=historian_text or agent_rationale,
@@ -200,10 +202,10 @@ def opening_sentences(text: str, *, offset: int = 0, limit: int = QUOTE_CHARS) -
     start = len(text) - len(text.lstrip())
     end = start
     sentences = 0
-    for match in _SENTENCE_END.finditer(text, start):
-        if match.end() - start > limit or sentences == QUOTE_SENTENCES:
+    for _, sentence_end in sentence_spans(text, split_glued=False):
+        if sentence_end - start > limit or sentences == QUOTE_SENTENCES:
             break
-        end, sentences = match.end(), sentences + 1
+        end, sentences = sentence_end, sentences + 1
     if not sentences:
         end = len(text.rstrip())
     cut = end - start > limit

@@ -19,6 +19,7 @@ from agent.models import Batch, Investigation, Verdict
 from agent.source_review import moved, order_in_force, reviewed_sources
 from agent.stats import batch_summary
 from archive.models import SubCorpus
+from archive.params import natural_param, span_param
 from archive.selectors import document_by_key
 
 
@@ -91,10 +92,7 @@ def investigation_log(request, pk: int):
 def investigation_steps(request, pk: int):
     """Send the sections that received steps after `after`, the progress and a fresh poller."""
     context = _viewer_context(request, pk)
-    try:
-        after = int(request.GET.get("after", "0"))
-    except ValueError:
-        return HttpResponseBadRequest("after must be an integer")
+    after = natural_param(request, "after") or 0
     investigation = context["investigation"]
     changed, shown = touched_sections(investigation, after)
     _live_context(request, context, only=changed)
@@ -267,15 +265,16 @@ def open_source(request, pk: int):
     document = document_by_key(key)
     if document is None:
         return HttpResponseBadRequest("This document is no longer in the archive.")
-    chunk = request.GET.get("chunk", "")
-    span = request.GET.get("evidence", "") or selectors.evidence_range(
-        context["investigation"], key, int(chunk) if chunk.isdigit() else None)
+    chunk = natural_param(request, "chunk")
+    offsets = span_param(request, "evidence")
+    span = (f"{offsets[0]}-{offsets[1]}" if offsets
+            else selectors.evidence_range(context["investigation"], key, chunk))
     params: dict[str, str | int] = {"from": pk}
-    if chunk.isdigit():
-        params["chunk"] = int(chunk)
+    if chunk is not None:
+        params["chunk"] = chunk
     if span:
         params["evidence"] = span
     if context["token"]:
         params["token"] = context["token"]
-    anchor = "#highlight" if span else (f"#chunk-{chunk}" if chunk.isdigit() else "")
+    anchor = "#highlight" if span else (f"#chunk-{chunk}" if chunk is not None else "")
     return redirect(f"{reverse('document_detail', args=[document.pk])}?{urlencode(params)}{anchor}")

@@ -16,19 +16,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from common.sentences import sentence_spans
+
 MAX_CHUNK_TOKENS = 1000
 
-_UPPER = "A-ZÀÂÄÇÉÈÊËÎÏÔÖÙÛÜŸÆŒ"
-# Sentence punctuation (plus closing quotes/brackets), then whitespace before the next sentence.
-_SPACED_END = re.compile(r"[.!?…]+[\"'»”)\]]*(?=\s)")
-# Sentence punctuation glued to an upper-case letter: "parole.M. le président".
-_GLUED_END = re.compile(rf"[.!?]+(?=[{_UPPER}])")
-# Words after which a period does not end a sentence ("M. Ricard", "MM. Ferry", "art. 3").
-_ABBREVIATIONS = {
-    "m", "mm", "mme", "mmes", "mlle", "mlles", "me", "dr", "st", "ste", "art", "cf", "no",
-    "n°", "etc", "p", "pp", "t", "vol", "chap", "av", "mgr", "gén", "gal", "cap", "col",
-}
-_WORD_BEFORE = re.compile(r"([\wÀ-ÿ°]+)$")
 _TOKEN = re.compile(r"\S+")
 
 
@@ -39,38 +30,6 @@ class TextChunk:
     char_start: int
     char_end: int
     token_count: int
-
-
-def _is_abbreviation(text: str, dot: int) -> bool:
-    match = _WORD_BEFORE.search(text, max(0, dot - 12), dot)
-    if not match:
-        return False
-    word = match.group(1)
-    return word.lower() in _ABBREVIATIONS or (len(word) == 1 and word.isupper())
-
-
-def sentence_spans(text: str, *, split_glued: bool = True) -> list[tuple[int, int]]:
-    """Return (start, end) spans of the sentences of ``text``, stripped of surrounding space."""
-    cuts: set[int] = set()
-    patterns = [_SPACED_END, _GLUED_END] if split_glued else [_SPACED_END]
-    for pattern in patterns:
-        for match in pattern.finditer(text):
-            if match.group(0).startswith(".") and _is_abbreviation(text, match.start()):
-                continue
-            cuts.add(match.end())
-    # Blank lines separate headings and paragraphs even without punctuation.
-    for match in re.finditer(r"\n\s*\n", text):
-        cuts.add(match.start())
-    spans = []
-    start = 0
-    for cut in sorted(cuts | {len(text)}):
-        piece = text[start:cut]
-        stripped = piece.strip()
-        if stripped:
-            offset = start + (len(piece) - len(piece.lstrip()))
-            spans.append((offset, offset + len(stripped)))
-        start = cut
-    return spans
 
 
 def _token_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
+from common.document_keys import document_key
+
 # Every provider's vectors are stored at this width: shorter ones are zero-padded (cosine is
 # unchanged), longer ones are requested or truncated at this size (see archive/embeddings).
 EMBEDDING_DIMENSIONS = 512
@@ -67,7 +69,7 @@ class Document(models.Model):
     @property
     def key(self) -> str:
         """Global identifier: `<sub-corpus slug>:<external id>`."""
-        return f"{self.sub_corpus.slug}:{self.external_id}"
+        return document_key(self.sub_corpus.slug, self.external_id)
 
 
 class Chunk(models.Model):

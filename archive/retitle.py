@@ -16,7 +16,7 @@ _SECTION_METADATA = {"sitting", "section", "raw_title"}
 def debate_sections_retitle(*, document_model: Any = None) -> int:
     """Recompute title, page, metadata and content hash of debate sections; return how many changed.
 
-    ``document_model`` lets a data migration pass its historical model.
+    ``document_model`` defaults to the live model.
     """
     if document_model is None:
         from archive.models import Document as document_model

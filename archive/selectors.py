@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from django.db.models import Count, Max, Min, Q, QuerySet
 
 from archive.models import Chunk, Document, SubCorpus
+from common.document_keys import split_document_key
 
 
 def sub_corpus_list() -> QuerySet[SubCorpus]:
@@ -39,9 +40,11 @@ def documents_by_keys(keys: Iterable[str]) -> dict[str, Document]:
     """Map "<sub-corpus slug>:<external id>" keys to documents (text deferred); others left out."""
     wanted = Q(pk__in=[])
     for key in keys:
-        slug, sep, external_id = key.partition(":")
-        if sep:
-            wanted |= Q(sub_corpus__slug=slug, external_id=external_id)
+        try:
+            slug, external_id = split_document_key(key)
+        except ValueError:
+            continue
+        wanted |= Q(sub_corpus__slug=slug, external_id=external_id)
     found = Document.objects.filter(wanted).select_related("sub_corpus").defer("text")
     return {doc.key: doc for doc in found}
 

@@ -3,7 +3,8 @@
 OCR'd debate sections start either with a printed heading in capitals ("SUITE DE LA
 DISCUSSION DU PROJET DE LOI …") or straight with a speech ("M. Bourneville. Messieurs, …").
 A section without a heading borrows the heading of its item's first section when it is known.
-Pure functions: the importer and the retitling data migration share them.
+Pure functions: the importer and `manage.py retitle` share them (migration archive/0003 keeps a
+frozen copy of the rules as they were).
 """
 
 from __future__ import annotations

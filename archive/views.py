@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, render
 from archive import selectors
 from archive.highlight import Span, document_html
 from archive.models import Document, SubCorpus
+from archive.params import natural_param, span_param
 
 
 def _date_param(request, name: str) -> dt.date | None:
@@ -19,13 +20,6 @@ def _date_param(request, name: str) -> dt.date | None:
     try:
         return dt.date.fromisoformat(value)
     except ValueError:
-        return None
-
-
-def _int_param(request, name: str) -> int | None:
-    try:
-        return int(request.GET[name])
-    except (KeyError, ValueError):
         return None
 
 
@@ -43,31 +37,25 @@ def sub_corpus_detail(request, slug: str):
     })
 
 
-def _span_param(request, name: str) -> Span | None:
-    """Read "start-end" character offsets from a query parameter."""
-    start, sep, end = request.GET.get(name, "").partition("-")
-    if not sep or not start.isdigit() or not end.isdigit() or int(start) >= int(end):
-        return None
-    return Span(int(start), int(end))
-
-
 def document_detail(request, pk: int):
     """Show a document, its evidence sentences highlighted and the chunk that holds them marked.
 
     `evidence=start-end` (or `start` and `end`) are character offsets into the text; `chunk`
     marks a chunk faintly; `from` (and `token`) link back to the investigation that cited it.
+    A malformed number in any of them is a 400 (archive.params).
     """
     document = get_object_or_404(Document.objects.select_related("sub_corpus"), pk=pk)
     chunks = selectors.document_chunks(document)
-    chunk_id = _int_param(request, "chunk")
+    chunk_id = natural_param(request, "chunk")
     selected = next((c for c in chunks if c.pk == chunk_id), None)
-    span = _span_param(request, "evidence")
-    start, end = _int_param(request, "start"), _int_param(request, "end")
+    offsets = span_param(request, "evidence")
+    span = Span(*offsets) if offsets else None
+    start, end = natural_param(request, "start"), natural_param(request, "end")
     if span is None and start is not None and end is not None and start < end:
         span = Span(start, end)
     if span is not None and selected is None:
         selected = next((c for c in chunks if c.char_start <= span.start < c.char_end), None)
-    investigation = _int_param(request, "from")
+    investigation = natural_param(request, "from")
     token = request.GET.get("token", "")
     return render(request, "archive/document.html", {
         "document": document, "chunks": chunks, "selected": selected, "span": span,

@@ -16,10 +16,18 @@ def _bring_indexes_up_to_date(**_kwargs) -> None:
 
 
 def _start_up() -> None:
+    import os
+
+    from django.conf import settings
     from django.db import connection
 
     from retrieval.maintenance import indexes_start_up
 
+    directory = settings.TRACE_BM25_DIR
+    if os.path.isdir(directory) and not os.access(directory, os.W_OK):
+        # A read-only mount: another process (compose's indexer) is the index's one writer.
+        logger.info("BM25 index at %s is read-only here; its writer keeps it current", directory)
+        return
     try:
         logger.info("indexes at worker start: %s", indexes_start_up())
     except Exception:  # the database may be starting: the next ingest or start catches up

@@ -38,10 +38,17 @@ _BUILD_SQL = f"""
 INSERT INTO retrieval_vocabulary (word, chunk_ids)
 SELECT word, array_agg(DISTINCT chunk_id) FROM ({_WORDS_SQL.format(where="")}) w GROUP BY word
 """
+# Every document with chunks gets a row, even one whose chunks hold no word (repair compares them).
+_DOCUMENTS_SQL = """
+SELECT c.document_id, array_agg(DISTINCT c.id),
+       coalesce(array_agg(DISTINCT w.word) FILTER (WHERE w.word IS NOT NULL), '{{}}')
+FROM archive_chunk c LEFT JOIN w ON w.chunk_id = c.id
+{where} GROUP BY c.document_id
+"""
 _BUILD_DOCUMENTS_SQL = f"""
+WITH w AS ({_WORDS_SQL.format(where="")})
 INSERT INTO retrieval_vocabulary_document (document_id, chunk_ids, words)
-SELECT document_id, array_agg(DISTINCT chunk_id), array_agg(DISTINCT word)
-FROM ({_WORDS_SQL.format(where="")}) w GROUP BY document_id
+{_DOCUMENTS_SQL.format(where="")}
 """
 # One statement adds the current chunks of some documents: to their words, and to their record.
 _ADD_SQL = f"""
@@ -54,8 +61,7 @@ added AS (
                           unnest(retrieval_vocabulary.chunk_ids || EXCLUDED.chunk_ids) AS x)
 )
 INSERT INTO retrieval_vocabulary_document (document_id, chunk_ids, words)
-SELECT document_id, array_agg(DISTINCT chunk_id), array_agg(DISTINCT word)
-FROM w GROUP BY document_id
+{_DOCUMENTS_SQL.format(where="WHERE c.document_id = ANY(%(ids)s)")}
 """
 _STAMP_SQL = (
     "INSERT INTO retrieval_vocabulary_stamp (id, revision, last_chunk_id, built_at) "

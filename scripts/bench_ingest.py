@@ -127,15 +127,17 @@ def dense_eval(provider, questions: list[dict], doc_filter: set[str] | None) -> 
 
     from archive.embeddings import embed_passages_cached
     from archive.models import Chunk
+    from common.document_keys import document_key, split_document_key
+    from retrieval.evaluation.metrics import multi_gold_mrr, recall_at_k
 
     rows = list(
         Chunk.objects.select_related("document__sub_corpus")
         .order_by("pk").values_list("document__sub_corpus__slug", "document__external_id",
                                     "document__sub_corpus__genre", "text")
     )
-    rows = [r for r in rows if doc_filter is None or f"{r[0]}:{r[1]}" in doc_filter]
-    keys = [f"{r[0]}:{r[1]}" for r in rows]
-    genre = {f"{r[0]}:{r[1]}": r[2] for r in rows}
+    rows = [r for r in rows if doc_filter is None or document_key(r[0], r[1]) in doc_filter]
+    keys = [document_key(r[0], r[1]) for r in rows]
+    genre = {document_key(r[0], r[1]): r[2] for r in rows}
     started = time.perf_counter()
     passages, computed = embed_passages_cached(provider, [r[3] for r in rows])
     embed_seconds = time.perf_counter() - started
@@ -153,12 +155,13 @@ def dense_eval(provider, questions: list[dict], doc_filter: set[str] | None) -> 
         ranking = [doc_ids[i] for i in np.argsort(-best, kind="stable")]
         rank = {d: r + 1 for r, d in enumerate(ranking)}
         gold = question["gold_ids"]
-        recall.append(sum(1 for g in gold if rank.get(g, 10**9) <= 10) / len(gold))
-        mrr.append(sum(1 / rank[g] if g in rank else 0.0 for g in gold) / len(gold))
+        recall.append(recall_at_k(ranking, gold, 10))
+        mrr.append(multi_gold_mrr(ranking, gold))
         for g in gold:
             by_genre.setdefault(genre.get(g, "?"), []).append(int(rank.get(g, 10**9) <= 10))
         for d in ranking[:10]:
-            top_share[d.split(":")[0]] = top_share.get(d.split(":")[0], 0) + 1
+            slug = split_document_key(d)[0]
+            top_share[slug] = top_share.get(slug, 0) + 1
     total_slots = sum(top_share.values())
     return {
         "provider": provider.name, "questions": len(questions), "chunks": len(rows),

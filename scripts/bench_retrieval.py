@@ -48,7 +48,7 @@ def main() -> None:
         return registry.get(name).search(request(name, query, window))
 
     embedder = dense.get_embedder()
-    vectors = embedder.embed_queries([q["question"] for q in questions])  # batch, untimed
+    vectors = embedder.embed_queries([q.question for q in questions])  # batch, untimed
     fallback = DateWindow.around(dt.date(1887, 6, 1))
 
     def entity(text: str) -> str:
@@ -76,7 +76,7 @@ def main() -> None:
         seconds = []
         for index, question in enumerate(questions):
             start = time.perf_counter()
-            run(index, question["question"])
+            run(index, question.question)
             seconds.append(time.perf_counter() - start)
         mid, p95 = 1000 * median(seconds), 1000 * percentile(seconds, 95)
         print(f"| {name:<30} | {mid:9.1f} | {p95:6.1f} |")

@@ -47,19 +47,20 @@ _GENERIC = {"la presse", "le journal", "la chambre", "le gaulois", "l'intransige
 
 
 def _normalised(text: str) -> str:
-    from agent.engine.text import fold
+    from common.text import casefold_without_accents
 
-    return "".join(ch for ch in fold(text) if ch.isalnum())
+    return "".join(ch for ch in casefold_without_accents(text) if ch.isalnum())
 
 
 def key_entities(answer: str, sub_corpus_names: list[str]) -> list[str]:
     """Return the answer's key entities, as the strings to look for."""
-    from agent.engine.text import extract_entities, fold, surnames
+    from agent.engine.text import extract_entities, surnames
+    from common.text import casefold_without_accents
 
-    names = {fold(name) for name in sub_corpus_names} | _GENERIC
+    names = {casefold_without_accents(name) for name in sub_corpus_names} | _GENERIC
     keys: list[str] = [m.group(1).strip() for m in _QUOTED.finditer(answer)]
     for entity in extract_entities(answer):
-        if len(entity) < 4 or any(fold(entity) in name for name in names):
+        if len(entity) < 4 or any(casefold_without_accents(entity) in name for name in names):
             continue
         keys.extend(surnames([entity]) if entity.startswith(("M. ", "MM. ", "Mme ")) else [entity])
     keys += [m.group(0) for m in _NUMBER.finditer(answer)
@@ -83,8 +84,9 @@ class QuotingChatModel:
 
     def complete(self, prompt):  # noqa: ANN001, ANN201 - the ChatModel port
         from agent.engine.evidence import sentences
-        from agent.engine.text import content_terms, fold
+        from agent.engine.text import content_terms
         from agent.engine.types import ChatResult
+        from common.text import casefold_without_accents
         from tests.fakes.stub_server import plausible_reply
 
         user = prompt.user
@@ -107,7 +109,7 @@ class QuotingChatModel:
                         shown[s[0]:s[1]]))), -s[0]))
                     quote = shown[best[0]:best[1]]
                     if position % 2 == 0:
-                        quote = " ".join(fold(quote).split())
+                        quote = " ".join(casefold_without_accents(quote).split())
                     self.quotes += 1
                     verdicts.append({"chunk_id": int(chunk_id),
                                      "verdict": "accept" if position <= 3 else "reject",

@@ -21,6 +21,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """Give each test run a database of its own, so concurrent runs on one server never collide."""
+    from django.conf import settings
+
+    name = os.environ.get("TRACE_TEST_DATABASE_NAME") or f"test_trace_{os.getpid()}"
+    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = name
+
+
+@pytest.fixture(scope="session")
 def stub_llm():
     """A local OpenAI-compatible stub endpoint on 127.0.0.1 (no model is reachable here)."""
     from tests.fakes.stub_server import StubServer

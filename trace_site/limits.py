@@ -1,15 +1,19 @@
-"""Limits on what a user can send: body size, parameter size, NUL characters, question fields.
+"""The one gate for request input: body size, parameter size, NUL characters, text fields.
 
-``RequestLimitsMiddleware`` refuses, before any view runs, a body larger than
-TRACE_MAX_REQUEST_BYTES (413, without reading it), and a parameter holding a NUL character
-or longer than TRACE_MAX_PARAM_CHARS (400). The question checks are shared by every way an
-investigation is created (the Ask form, batch files, the service layer).
+``RequestLimitsMiddleware`` refuses, before any view runs (and before the session is read), a body
+larger than TRACE_MAX_REQUEST_BYTES (413, without reading it), and a NUL character anywhere in the
+path, a query or form parameter, a file name or a cookie, or a query parameter longer than
+TRACE_MAX_PARAM_CHARS (400). Numbers in query parameters are parsed by ``archive.params``
+(ASCII digits only). The checks of the text fields a user
+stores (a question's fields, notes, override reasons) live with the investigations
+(`agent/question_limits.py`, over `common/user_text.py`), shared by forms, batch files and the
+service layer.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
@@ -21,13 +25,6 @@ from django.http.multipartparser import MultiPartParserError
 DRAIN_MAX_BYTES = 64_000_000
 DRAIN_MAX_SECONDS = 2.0
 
-# Lengths of the investigation fields a user supplies (agent.models.Investigation).
-QID_MAX_CHARS = 200
-QUESTION_TYPE_MAX_CHARS = 100
-GOLD_ID_MAX_CHARS = 400
-GOLD_IDS_MAX = 200
-
-
 def _megabytes(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB"
 
@@ -38,33 +35,6 @@ def _refusal(status: int, message: str) -> HttpResponse:
     return response
 
 
-def text_problem(value: str, *, label: str, max_chars: int) -> str:
-    """Say what is wrong with a user's text for storage ("" when nothing is)."""
-    if "\x00" in value:
-        return f"{label} contains a NUL character (\\x00)"
-    if any("\ud800" <= c <= "\udfff" for c in value):
-        return f"{label} contains an invalid character (a lone surrogate)"
-    if len(value) > max_chars:
-        return f"{label} has {len(value):,} characters; at most {max_chars:,}"
-    return ""
-
-
-def question_problem(
-    *, question: str, qid: str = "", question_type: str = "", gold_keys: Iterable[str] = ()
-) -> str:
-    """Say what is wrong with the fields of a question ("" when nothing is)."""
-    gold_keys = list(gold_keys)
-    checks = [
-        text_problem(question, label="the question", max_chars=settings.TRACE_MAX_QUESTION_CHARS),
-        text_problem(qid, label="the qid", max_chars=QID_MAX_CHARS),
-        text_problem(question_type, label="the question_type", max_chars=QUESTION_TYPE_MAX_CHARS),
-        *(text_problem(g, label="a gold id", max_chars=GOLD_ID_MAX_CHARS) for g in gold_keys),
-    ]
-    if len(gold_keys) > GOLD_IDS_MAX:
-        checks.append(f"{len(gold_keys)} gold ids; at most {GOLD_IDS_MAX}")
-    return next((c for c in checks if c), "")
-
-
 def _content_length(request: HttpRequest) -> int:
     try:
         return int(request.META.get("CONTENT_LENGTH") or 0)
@@ -72,11 +42,25 @@ def _content_length(request: HttpRequest) -> int:
         return 0
 
 
+def _shown(name: str) -> str:
+    return name[:40].replace("\x00", "\\x00")
+
+
+def _path_or_cookie_problem(request: HttpRequest) -> str:
+    if "\x00" in request.path:
+        return "The address contains a NUL character (\\x00)."
+    for name, value in request.COOKIES.items():
+        if "\x00" in name or "\x00" in value:
+            return (f"The cookie {_shown(name)!r} contains a NUL character (\\x00); "
+                    "clear this site's cookies.")
+    return ""
+
+
 def _parameter_problem(request: HttpRequest) -> str:
     limit = settings.TRACE_MAX_PARAM_CHARS
     for where, params in (("query", request.GET), ("form", request.POST)):
         for name, values in params.lists():
-            shown = name[:40].replace("\x00", "\\x00")
+            shown = _shown(name)
             if "\x00" in name:
                 return f"A {where} parameter name ({shown!r}) contains a NUL character (\\x00)."
             for value in values:
@@ -104,7 +88,7 @@ def _drain(request: HttpRequest, size: int) -> None:
 
 
 class RequestLimitsMiddleware:
-    """Refuse oversized bodies (413) and parameters with NUL or of excessive length (400)."""
+    """Refuse oversized bodies (413), NUL anywhere and overlong query parameters (400)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -116,7 +100,7 @@ class RequestLimitsMiddleware:
             return _refusal(413, f"The request is too large: {_megabytes(size)} sent, at most "
                                  f"{_megabytes(limit)} accepted. Nothing was saved.")
         try:
-            problem = _parameter_problem(request)
+            problem = _path_or_cookie_problem(request) or _parameter_problem(request)
         except RequestDataTooBig:
             return _refusal(413, "The form data is too large: at most "
                                  f"{_megabytes(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)} accepted "

@@ -2,14 +2,14 @@
 
 Importing them starts nothing: the embedded PostgreSQL starts on the first database connection
 (trace_site.embedded_pg) and the embedded Redis when the Celery app loads this configuration
-(trace_site.celery); the health page only reports it. The only write is the secret key, generated
-once into a fresh data directory when TRACE_SECRET_KEY is unset.
+(trace_site.celery); the health page only reports it. They write nothing either: without
+TRACE_SECRET_KEY, the key kept in the data directory is read (or generated) when first used
+(trace_site.secret_key), and `serve` creates it before anything else. Test-only values (the test
+database's name) live with the tests (tests/conftest.py).
 """
 
 from __future__ import annotations
 
-import os
-import secrets
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -29,6 +29,7 @@ from trace_site.env import (
     env_path,
     env_str,
 )
+from trace_site.secret_key import lazy_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 TRACE_DATA_DIR = env_path("TRACE_DATA_DIR", BASE_DIR / "data")
@@ -36,20 +37,8 @@ TRACE_DATA_DIR = env_path("TRACE_DATA_DIR", BASE_DIR / "data")
 DEBUG = env_bool("TRACE_DEBUG", False)
 
 
-def _secret_key() -> str:
-    """Use TRACE_SECRET_KEY, or a key generated once and kept in the data directory."""
-    configured = env_str("TRACE_SECRET_KEY")
-    if configured:
-        return configured
-    key_file = TRACE_DATA_DIR / "secret_key"
-    if not key_file.exists():
-        key_file.parent.mkdir(parents=True, exist_ok=True)
-        key_file.write_text(secrets.token_urlsafe(50))
-        key_file.chmod(0o600)
-    return key_file.read_text().strip()
-
-
-SECRET_KEY = _secret_key()
+TRACE_SECRET_KEY_FILE = TRACE_DATA_DIR / "secret_key"
+SECRET_KEY = env_str("TRACE_SECRET_KEY") or lazy_secret_key(TRACE_SECRET_KEY_FILE)
 ALLOWED_HOSTS = env_list("TRACE_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("TRACE_CSRF_TRUSTED_ORIGINS", [])
 
@@ -131,8 +120,6 @@ else:
     _database = _database_from_url(_database_url)
 # A separate process (the Celery worker of an end-to-end test) may be pointed at another database.
 _database["NAME"] = env_str("TRACE_DATABASE_NAME", _database["NAME"])
-# Each test run gets its own database, so concurrent runs on one server never collide.
-_database["TEST"] = {"NAME": env_str("TRACE_TEST_DATABASE_NAME", f"test_trace_{os.getpid()}")}
 _database["CONN_MAX_AGE"] = env_int("TRACE_DB_CONN_MAX_AGE", 0)
 DATABASES = {"default": _database}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

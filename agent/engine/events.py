@@ -95,7 +95,10 @@ def _signals(data: Mapping[str, Any]) -> VerdictSignals:
     return VerdictSignals(
         query_terms=data["query_terms"], matched_terms=tuple(data["matched_terms"]),
         found_by=data["found_by"], batch_rank=data["batch_rank"], score=data.get("score", 0.0),
-        channel_ranks=dict(data.get("channel_ranks") or {}))
+        channel_ranks=dict(data.get("channel_ranks") or {}),
+        matched_forms=tuple(data.get("matched_forms") or ()),
+        sentence_terms=data.get("sentence_terms", 0), passage_terms=data.get("passage_terms", 0),
+        names_found=data.get("names_found", 0), date_agrees=data.get("date_agrees", False))
 
 
 def _evidence(data: Mapping[str, Any]) -> EvidenceSpan:
@@ -279,7 +282,8 @@ class VerdictGiven(Event):
     `reason` says why a chunk was held without the agent deciding so (widened_window,
     missing_verdict, unreviewed; "agent" for an agent's hold); `signals` holds the figures the
     verdict was decided on, when the policy states them; `evidence` is the passage (one to three
-    sentences, offsets into the document) the verdict rests on.
+    sentences, offsets into the document) the verdict rests on. `model_call_seq` is the `seq` of
+    the `llm_call` event whose reply gave a model-decided verdict (None for rules and historians).
     """
 
     kind: ClassVar[str] = "verdict"
@@ -297,6 +301,7 @@ class VerdictGiven(Event):
     rationale_truncated: bool = False
     signals: VerdictSignals | None = None
     evidence: EvidenceSpan | None = None
+    model_call_seq: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,33 +15,19 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from agent.engine.text import TermMatcher, fold
+from agent.engine.text import TermMatcher
 from agent.engine.types import EvidenceSpan
 from common.search import Hit
+from common.sentences import CAPITAL_AFTER, sentence_spans
+from common.text import casefold_without_accents
 
 MAX_CHARS = 400
 MAX_SENTENCES = 3
 MIN_QUOTE = 12  # folded letters and digits; shorter quotes are too ambiguous to place
 FUZZY_RATIO = 0.75
+HEADLINE_WORDS = 8
 
-# A sentence ends at . ! ? … (closing quotes allowed) followed by a blank and a capital, a digit,
-# a dash or an opening quote; honorifics and initials ("M. Lejeune", "J. Ferry") do not end one.
-_END = re.compile(r"[.!?…]+(?:\s?[»\"')\]])*(?=\s+[«\"(—–-]?\s*[A-ZÀ-ÖØ-Þ0-9])")
-_PARAGRAPH = re.compile(r"\n\s*\n")
-_NOT_AN_END = re.compile(r"(?:\b(?:MM?|Mme|Mlle|Mgr|St|Ste|art|Art|cf|etc|No|no|p)|\b[A-Z])$")
 _CLAUSE_BREAK = re.compile(r"[;:,]\s")
-
-
-def _raw_sentences(text: str) -> list[tuple[int, int]]:
-    """Split text into sentences (start, end), paragraph breaks included."""
-    cuts = {0, len(text)}
-    for match in _PARAGRAPH.finditer(text):
-        cuts.add(match.end())
-    for match in _END.finditer(text):
-        if not _NOT_AN_END.search(text, max(0, match.start() - 6), match.start()):
-            cuts.add(match.end())
-    bounds = sorted(cuts)
-    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if text[a:b].strip()]
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
@@ -72,10 +58,8 @@ def _pieces(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]
 def sentences(text: str, limit: int = MAX_CHARS) -> list[tuple[int, int]]:
     """Return the chunk's sentences as (start, end) offsets, none longer than `limit`."""
     spans: list[tuple[int, int]] = []
-    for a, b in _raw_sentences(text):
-        a, b = _trim(text, a, b)
-        if b > a:
-            spans.extend(_pieces(text, a, b, limit))
+    for a, b in sentence_spans(text, rules=CAPITAL_AFTER):
+        spans.extend(_pieces(text, a, b, limit))
     return spans
 
 
@@ -85,7 +69,7 @@ def sentences(text: str, limit: int = MAX_CHARS) -> list[tuple[int, int]]:
 @lru_cache(maxsize=4096)
 def _kept(char: str) -> str:
     """Return a character folded, keeping only its letters and digits."""
-    return "".join(folded for folded in fold(char) if folded.isalnum())
+    return "".join(folded for folded in casefold_without_accents(char) if folded.isalnum())
 
 
 def _normalised(text: str) -> tuple[str, list[int]]:
@@ -198,7 +182,10 @@ def best_sentences(text: str, terms: Sequence[str], names: Sequence[str] = (), *
         words, people = found[index]
         return len(words - covered[0]) + 2 * len(people - covered[1])
 
-    best = max(range(len(spans)), key=lambda i: (weight(i), -i))
+    # On a tie, a sentence beats a headline: the headline names the topic, the sentence says it.
+    weights = [weight(i) for i in range(len(spans))]
+    tied = [i for i, w in enumerate(weights) if w == max(weights)]
+    best = next((i for i in tied if not _is_headline(text, *spans[i])), tied[0])
     first = last = best
     covered = (set(found[best][0]), set(found[best][1]))
     while last - first + 1 < most:
@@ -212,6 +199,21 @@ def best_sentences(text: str, terms: Sequence[str], names: Sequence[str] = (), *
         covered[0].update(found[pick][0])
         covered[1].update(found[pick][1])
     return spans[first][0], spans[last][1]
+
+
+def _is_headline(text: str, start: int, end: int) -> bool:
+    """Tell whether a span reads as a headline: a few words, or mostly capitals."""
+    words = text[start:end].split()
+    letters = [c for c in text[start:end] if c.isalpha()]
+    capitals = sum(1 for c in letters if c.isupper())
+    return len(words) < HEADLINE_WORDS or (bool(letters) and capitals > 0.6 * len(letters))
+
+
+def most_terms_in_a_sentence(text: str, terms: Sequence[str], *,
+                             limit: int = MAX_CHARS) -> int:
+    """Return how many of the (folded) terms the richest single sentence of the text holds."""
+    _, matchers = _matchers(text, limit)
+    return max((len(matcher.matched(terms)) for matcher in matchers), default=0)
 
 
 def evidence_span(hit: Hit, *, quote: str = "", terms: Sequence[str] = (),

@@ -26,7 +26,7 @@ from agent.engine.prompt_variables import (
     rank_variables,
     replan_variables,
 )
-from agent.engine.prompting import render_prompt
+from agent.engine.prompting import Prompt, render_prompt
 from agent.engine.schemas import (
     AgentStep,
     Briefing,
@@ -46,13 +46,17 @@ class LLMPolicy:
         self.held_chars = held_chars
         self.name = "LLM policy"
 
+    def prompt(self, role: str, prompt_name: str, variables: dict[str, Any]) -> Prompt:
+        """Render the prompt one decision point sends, for the role that answers it."""
+        return render_prompt(prompt_name, role, chunk_chars=self.chunk_chars,
+                             held_chars=self.held_chars, **variables)
+
     def _ask[M: BaseModel](
         self, role: str, prompt_name: str, variables: dict[str, Any], output: type[M],
         calls: list[ModelCallSummary],
     ) -> M:
         """Render, call the model, record the call, then parse (a parse error propagates)."""
-        prompt = render_prompt(prompt_name, role, chunk_chars=self.chunk_chars,
-                               held_chars=self.held_chars, **variables)
+        prompt = self.prompt(role, prompt_name, variables)
         started = time.perf_counter()
         result = self.chat.complete(prompt)
         calls.append(ModelCallSummary(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,6 @@ from agent.engine.events import (
     WarmStartRan,
 )
 from agent.engine.evidence import evidence_span
-from agent.engine.offline_plan import strip_mentions
 from agent.engine.parsing import OutputParseError
 from agent.engine.policy import ModelCallSummary, Policy, StepContext
 from agent.engine.ports import Retriever
@@ -41,7 +41,13 @@ from agent.engine.state import (
     target_day,
     widen,
 )
-from agent.engine.text import content_terms, is_full_date, name_keys, normalise_query
+from agent.engine.text import (
+    content_terms,
+    is_full_date,
+    name_keys,
+    normalise_query,
+    strip_mentions,
+)
 from agent.engine.types import (
     AcceptedChunk,
     EvidenceSpan,
@@ -127,6 +133,13 @@ def verdict_event(hit: Hit, verdict: str, rationale: str, *, source: str, auto_h
     return VerdictGiven(chunk_id=hit.chunk_id, document_key=hit.document_key,
                         sub_corpus=hit.sub_corpus, verdict=verdict, rationale=rationale,
                         auto_held=auto_held, source=source, **extra)
+
+
+def decided_by_call(event: Event, model_call_seq: int | None) -> Event:
+    """Link an agent's verdict to the model call whose reply gave it."""
+    if isinstance(event, VerdictGiven) and event.source == "agent" and model_call_seq is not None:
+        return dataclasses.replace(event, model_call_seq=model_call_seq)
+    return event
 
 
 def hold(state: LoopState, hit: Hit, rationale: str, *, auto: bool, reason: str, source: str,
@@ -397,6 +410,7 @@ def run_loop(env: LoopEnv, state: LoopState) -> str:
 
         try:
             step = recorder.invoke(state.index, decide)
+            model_call_seq = recorder.last_model_call_seq
         except OutputParseError as exc:
             state.parse_failures += 1
             state.last_attempt = None
@@ -424,7 +438,8 @@ def run_loop(env: LoopEnv, state: LoopState) -> str:
             effective_step=state.effective_steps, raw_step=state.raw_steps,
             productive=outcome.productive), sub_question_index=state.index)
         for event in outcome.events:
-            recorder.emit(event, sub_question_index=state.index)
+            recorder.emit(decided_by_call(event, model_call_seq),
+                          sub_question_index=state.index)
         if outcome.finish:
             reason = outcome.finish
             break

@@ -27,8 +27,8 @@ from collections import Counter
 from datetime import date, timedelta
 from typing import Literal
 
-from agent.engine.evidence import best_sentences
-from agent.engine.offline_plan import offline_plan, strip_mentions
+from agent.engine.evidence import best_sentences, most_terms_in_a_sentence
+from agent.engine.offline_plan import KIND_WORDS, offline_plan, search_text
 from agent.engine.policy import (
     BriefContext,
     HeldContext,
@@ -59,10 +59,12 @@ from agent.engine.text import (
     TermMatcher,
     content_terms,
     extract_entities,
-    fold,
+    inflection_base,
     is_full_date,
+    matcher_for,
     name_keys,
     normalise_query,
+    strip_mentions,
     surnames,
     tokens,
 )
@@ -83,7 +85,7 @@ class OfflinePolicy:
     def __init__(self, *, accept_share: float = 0.5, hold_share: float = 0.2,
                  promote_share: float = 0.8, accept_rank: int = 5, max_accepted: int = 5,
                  share_weight: float = 2.0, date_bonus: float = 1.0,
-                 rationale_max: int = 120) -> None:
+                 rationale_max: int = 120, passage_min: int = 2) -> None:
         self.accept_share = accept_share
         self.hold_share = hold_share
         self.promote_share = promote_share
@@ -92,6 +94,7 @@ class OfflinePolicy:
         self.share_weight = share_weight
         self.date_bonus = date_bonus
         self.rationale_max = rationale_max
+        self.passage_min = passage_min
 
     # -- planning -----------------------------------------------------------------------------
 
@@ -162,7 +165,7 @@ class OfflinePolicy:
             return SearchArgs(channel=channel, query=query, date_from=date_from,
                               date_to=date_to, sub_corpus=target)
 
-        queue = [search("bm25", " ".join([*names, *terms])), search("dense", sq.text)]
+        queue = [search("bm25", " ".join([*names, *terms])), search("dense", search_text(sq.text))]
         if names:
             queue.append(search("bm25", " ".join(names)))
         for name in sorted(names, key=len, reverse=True)[:2]:
@@ -181,23 +184,21 @@ class OfflinePolicy:
 
     def judge(self, ctx: StepContext, terms: list[str], hit: Hit, *, rank: int = 1,
               room: bool = True) -> ChunkDecision:
-        """Judge one chunk from term overlap with q, its rank in the batch and channel agreement."""
-        matcher = TermMatcher(hit.text)
-        signals = VerdictSignals(
-            query_terms=len(terms), matched_terms=tuple(matcher.matched(terms)),
-            found_by=ctx.searches[-1].channel if ctx.searches else WARM_START, batch_rank=rank,
-            score=hit.score, channel_ranks=dict(sorted(hit.channel_ranks.items())))
-        share = signals.share
-        names = [fold(n) for n in surnames(ctx.sub_question.entities)]
-        name_hit = any(matcher.matches(n) for n in names)
-        if signals.from_warm_start:
-            # The fused warm start is where the sources are: its head is accepted on any overlap.
-            strong = rank <= self.accept_rank and (share >= self.hold_share or name_hit)
-            middle = rank <= 2 * self.accept_rank and share >= self.hold_share
+        """Judge one chunk by meaning signals: q's terms together in a passage, names, date.
+
+        Sharing a word with the question is not enough: the terms must meet in one passage
+        (up to three sentences), or a named person or place must stand beside them, or the
+        chunk must be dated as the question asks.
+        """
+        # Words naming a kind of source ("Chambre", "presse") say nothing of a passage's topic.
+        terms = [term for term in terms if term not in KIND_WORDS]
+        signals = self.signals(ctx, terms, hit, rank)
+        if self.decisive(signals):
+            strong = rank <= self.accept_rank if signals.from_warm_start else rank <= 2
         else:
-            # A single channel is weaker evidence: only its very top, with most of q, is accepted.
-            strong = rank <= 2 and share >= self.accept_share and (name_hit or not names)
-            middle = share >= self.accept_share * 0.75
+            strong = False
+        middle = (rank <= 2 * self.accept_rank if signals.from_warm_start else True) and \
+            signals.share >= self.hold_share and signals.passage_terms >= 2
         if strong and room:
             verdict: Literal["accept", "reject", "hold"] = "accept"
         elif strong or middle:
@@ -205,13 +206,41 @@ class OfflinePolicy:
         else:
             verdict = "reject"
         start, end = best_sentences(hit.text, terms, name_keys(ctx.sub_question.entities))
+        matcher = matcher_for(hit.text)
+        # A name is claimed only when printed as spelt (an OCR misreading is not the name).
         named = [entity for entity in ctx.sub_question.entities
-                 if any(matcher.matches(key) for key in name_keys([entity]))]
+                 if any(_spelt(matcher, key) for key in name_keys([entity]))]
         on_day = bool(hit.date and is_full_date(ctx.sub_question.target_date)
                       and hit.date[:10] == ctx.sub_question.target_date)
         return ChunkDecision(chunk_id=hit.chunk_id, verdict=verdict,
                        rationale=self.rationale(ctx.question, verdict, signals, named, on_day),
                        quote=hit.text[start:end], signals=signals)
+
+    def signals(self, ctx: StepContext, terms: list[str], hit: Hit, rank: int) -> VerdictSignals:
+        """Measure what a verdict rests on: matched words as printed, their spread, names, date."""
+        matcher = matcher_for(hit.text)
+        matched = matcher.matched(terms)
+        names = name_keys(ctx.sub_question.entities)
+        start, end = best_sentences(hit.text, terms, names)
+        passage = TermMatcher(hit.text[start:end])
+        return VerdictSignals(
+            query_terms=len(terms), matched_terms=tuple(matched),
+            found_by=ctx.searches[-1].channel if ctx.searches else WARM_START, batch_rank=rank,
+            score=hit.score, channel_ranks=dict(sorted(hit.channel_ranks.items())),
+            matched_forms=tuple(str(matcher.written(term)) for term in matched),
+            sentence_terms=most_terms_in_a_sentence(hit.text, terms),
+            passage_terms=len(passage.matched(terms)),
+            names_found=sum(1 for key in names if matcher.matches(key)),
+            date_agrees=date_agrees(hit.date, ctx.sub_question.target_date))
+
+    def decisive(self, signals: VerdictSignals) -> bool:
+        """Tell whether the signals show the chunk is about the question, not a word in passing."""
+        together = signals.passage_terms >= self.passage_min
+        if signals.names_found:
+            return signals.passage_terms >= 1 or signals.date_agrees
+        if signals.date_agrees:
+            return signals.passage_terms >= 2
+        return together and signals.sentence_terms >= 2
 
     def rationale(self, question: str, verdict: str, signals: VerdictSignals,
                   named: list[str], on_day: bool = False) -> str:
@@ -219,7 +248,11 @@ class OfflinePolicy:
         language = language_of(question)
         forms = surface_forms(question)
         in_names = {word for entity in named for word in tokens(entity)}
-        terms = [forms.get(term, term) for term in signals.matched_terms if term not in in_names]
+        # Quote the words as the passage prints them; the question's spelling only stands in
+        # for signals measured before printed forms were kept.
+        printed = dict(zip(signals.matched_terms, signals.matched_forms, strict=False))
+        terms = [printed.get(term) or forms.get(term, term) for term in signals.matched_terms
+                 if term not in in_names]
         tail = phrase(language, "on_day") if on_day and verdict != "reject" else ""
         if verdict == "accept":
             if named and terms:
@@ -242,7 +275,7 @@ class OfflinePolicy:
         A sibling keeps the figures of its own hold verdict; a chunk promoted on evidence words
         has no retrieval figures of its own and ranks as unranked.
         """
-        language, forms = language_of(ctx.question), surface_forms(ctx.question)
+        language = language_of(ctx.question)
         accepted_docs = {a.document_key for a in ctx.accepted}
         evidence = list(dict.fromkeys(
             term for a in ctx.accepted if a.signals for term in a.signals.matched_terms))
@@ -255,13 +288,14 @@ class OfflinePolicy:
                                             signals=held.signals))
                 continue
             if len(evidence) >= 2 and len(accepted_docs) < self.max_accepted:
-                hits = TermMatcher(held.hit.text).matched(evidence)
+                matcher = matcher_for(held.hit.text)
+                hits = matcher.matched(evidence)
                 if len(hits) >= 2 and len(hits) / len(evidence) >= self.promote_share:
                     accepted_docs.add(doc)
                     promotions.append(Promotion(
                         chunk_id=held.hit.chunk_id,
                         rationale=fitted(language, "echoes", self.rationale_max,
-                                         terms=[forms.get(t, t) for t in hits[:6]])))
+                                         terms=[str(matcher.written(t)) for t in hits[:6]])))
         return HeldReevalOutput(promotions=promotions,
                                 rationale=f"{len(promotions)} promoted by sibling or evidence")
 
@@ -273,7 +307,7 @@ class OfflinePolicy:
         extra: Counter[str] = Counter()
         for a in ctx.accepted:
             text = ctx.accepted_text.get(a.chunk_id, "")
-            matcher = TermMatcher(text)
+            matcher = matcher_for(text)
             matched.update(matcher.matched(terms))
             names.update(e for e in extract_entities(text) if e.startswith(("M. ", "MM. ")))
             extra.update(t for t in content_terms(text) if len(t) >= 6 and t not in terms
@@ -316,6 +350,29 @@ def _evidence(signals: list[VerdictSignals]) -> tuple[int, float]:
         offset = 0 if found.from_warm_start else _SEARCH_OFFSET
         rank = min(rank, offset + found.batch_rank)
     return rank, share
+
+
+def _spelt(matcher: TermMatcher, key: str) -> bool:
+    """Tell whether the text prints the word as spelt, inflected at most."""
+    written = matcher.written(key)
+    return written is not None and inflection_base("".join(tokens(written))) == \
+        inflection_base(key)
+
+
+def date_agrees(day: str | None, asked: str | None) -> bool:
+    """Tell whether a chunk's date fits the date asked: the day or the week after, or the month.
+
+    Papers print a sitting's news in the next days, so a week after the day asked agrees.
+    """
+    if not day or not asked:
+        return False
+    if is_full_date(asked):
+        try:
+            gap = (date.fromisoformat(day[:10]) - date.fromisoformat(asked)).days
+        except ValueError:
+            return False
+        return 0 <= gap <= 7
+    return len(asked) == 7 and day[:7] == asked
 
 
 def _dated_together(item: RankItem, lead: RankItem) -> bool:

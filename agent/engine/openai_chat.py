@@ -19,9 +19,6 @@ import openai
 from agent.engine.prompting import Prompt
 from agent.engine.types import ChatResult
 
-# Names the prompt file of every request, so an endpoint (or a test stub) can tell prompts apart.
-PROMPT_HEADER = "X-Trace-Prompt"
-
 # How much of an unusable body a failure keeps, to say what came back.
 BODY_EXCERPT_CHARS = 300
 
@@ -197,7 +194,6 @@ class OpenAIChatModel:
                           {"role": "user", "content": prompt.user}],
                 response_format={"type": "json_object"},
                 temperature=0,
-                extra_headers={PROMPT_HEADER: prompt.name},
             )
             body = raw.text
         except openai.APITimeoutError:

@@ -9,9 +9,9 @@ from agent.engine.recorder import Recorder
 from agent.engine.retry import ask_with_retries
 from agent.engine.schemas import Briefing, PlannedSubQuestion
 from agent.engine.state import Scope
-from agent.engine.text import fold
 from agent.engine.types import SubQuestionSpec
 from common.search import SubCorpusInfo
+from common.text import casefold_without_accents
 
 _DATE_SHAPES = (4, 7, 10)
 
@@ -20,9 +20,9 @@ def resolve_sub_corpus(value: str | None, infos: list[SubCorpusInfo]) -> str | N
     """Map a slug or a sub-corpus name (any case, any accents) to a known slug."""
     if not value:
         return None
-    wanted = fold(value).strip()
+    wanted = casefold_without_accents(value).strip()
     for info in infos:
-        if wanted in (fold(info.slug), fold(info.name)):
+        if wanted in (casefold_without_accents(info.slug), casefold_without_accents(info.name)):
             return info.slug
     return None
 

@@ -17,6 +17,8 @@ class Recorder:
         self.sink = sink
         self.seq = 0
         self.counters = Counters()
+        # The seq of the latest llm_call event of the latest decision (None: no model call).
+        self.last_model_call_seq: int | None = None
 
     def emit(self, event: Event, *, sub_question_index: int | None = None) -> None:
         """Stamp the event with the next sequence number and its sub-question, and send it."""
@@ -40,12 +42,14 @@ class Recorder:
                 model=call.model, input_tokens=call.input_tokens,
                 output_tokens=call.output_tokens, cached_tokens=call.cached_tokens,
                 seconds=call.seconds), sub_question_index=sub_question_index)
+            self.last_model_call_seq = self.seq
         calls.clear()
 
     def invoke[T](self, sub_question_index: int | None,
                   decide: Callable[[list[ModelCallSummary]], T]) -> T:
         """Run one policy decision; its model calls are recorded even when parsing fails."""
         calls: list[ModelCallSummary] = []
+        self.last_model_call_seq = None
         try:
             return decide(calls)
         finally:

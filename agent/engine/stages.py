@@ -51,7 +51,8 @@ def reevaluate_held(env: LoopEnv, state: LoopState) -> None:
         promoted.append(hit.chunk_id)
         env.recorder.emit(verdict_event(hit, "accept", rationale, source="held_reeval",
                                         auto_held=held.auto_held, rationale_truncated=cut,
-                                        signals=promotion.signals, evidence=evidence),
+                                        signals=promotion.signals, evidence=evidence,
+                                        model_call_seq=env.recorder.last_model_call_seq),
                           sub_question_index=state.index)
     env.recorder.emit(HeldReevaluated(
         promoted=tuple(promoted), kept=tuple(h.hit.chunk_id for h in state.held.items),

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from common.french_dates import extract_date as extract_date  # the engine's date reader
+from common.search import SubCorpusInfo
 from common.text import casefold_without_accents
 
 
@@ -46,6 +47,7 @@ FRAMING_WORDS = _words(
     lesquels quelle quel quels quelles comment pourquoi difference differences apparait
     apparaissent cadrage vision visions point vue maniere davantage plutot explique
     expliquent resume resument illustre illustrent concernant sujet egard propos
+    reagit reagissent reagi rapportee rapportees rapportes
     """
 )
 
@@ -57,24 +59,9 @@ _SENTENCE_START_CAPS = _words(
 )
 
 
-_FOLDED: dict[int, str] = {}  # character -> its fold, filled as characters are met
-
-
-def fold(text: str) -> str:
-    """Lowercase and strip accents; OCR ligatures become plain letters.
-
-    The same as `casefold_without_accents`, which folds character by character, but through a
-    translation table of the characters met so far, so long OCR texts fold at C speed.
-    """
-    missing = {char for char in set(text) if ord(char) not in _FOLDED}
-    for char in missing:
-        _FOLDED[ord(char)] = casefold_without_accents(char)
-    return text.translate(_FOLDED)
-
-
 def tokens(text: str) -> list[str]:
     """Return folded word tokens in order."""
-    return _WORD.findall(fold(text))
+    return _WORD.findall(casefold_without_accents(text))
 
 
 def content_terms(text: str, *, drop_framing: bool = True) -> list[str]:
@@ -96,39 +83,102 @@ def stem(term: str) -> str:
     return term[: max(5, len(term) - 3)]
 
 
-def trigrams(text: str) -> set[str]:
-    """Return the character trigrams of a folded string."""
-    return {text[i : i + 3] for i in range(len(text) - 2)}
+@lru_cache(maxsize=65536)
+def inflection_base(word: str) -> str:
+    """Strip French plural and feminine endings: "discutées", "discuté" -> "discut".
+
+    Only endings that change no meaning are cut, so "princes" and "principe" stay apart.
+    """
+    if len(word) > 4 and word.endswith("aux"):
+        return word[:-3] + "al"
+    if len(word) > 4 and word[-1] in "sx":
+        word = word[:-1]
+    while len(word) > 4 and word.endswith("e"):
+        word = word[:-1]
+    return word
 
 
-@lru_cache(maxsize=4096)
-def _term_trigrams(term: str) -> frozenset[str]:
-    """Return a term's trigrams (terms recur across chunks and sentences)."""
-    return frozenset(trigrams(term))
+def within_one_edit(a: str, b: str) -> bool:
+    """Tell whether two words differ by at most one substituted, added or dropped letter."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1 :] == b[i + 1 :]
+    return a[i:] == b[i + 1 :]
+
+
+# A word as printed; a word cut at a line end ("ar- ticle") is read as one word.
+_PRINTED_WORD = re.compile(r"[^\W_]+(?:-\s+[^\W\d_]+)?")
+_LINE_CUT = re.compile(r"-\s+")
+_BLANKS = re.compile(r"\s+")
+FUZZY_MIN = 7  # shorter words are matched only exactly or by inflection: OCR slips stay rare
+
+
+def _one_line(printed: str) -> str:
+    """Write a word cut at a line end on one line ("pré-\nsident" -> "pré- sident")."""
+    return _BLANKS.sub(" ", printed)
+
+
+def printed_words(text: str) -> set[str]:
+    """Return every whole word of a text as printed ("ar- ticle" kept as one, on one line)."""
+    return {_one_line(match.group()) for match in _PRINTED_WORD.finditer(text)}
+
+
+@lru_cache(maxsize=65536)
+def _folded_words(printed: str) -> tuple[str, ...]:
+    """Fold one printed word (words recur across chunks and sentences, so this is cached)."""
+    return tuple(_WORD.findall(casefold_without_accents(_LINE_CUT.sub("", printed))))
 
 
 class TermMatcher:
-    """Match question terms against one chunk, tolerating OCR noise and missing spaces."""
+    """Match question terms against whole words of one text, as the text writes them.
+
+    A term matches a word of the text that is the same word once folded, an inflection of it
+    (plural, feminine) or, for long words, an OCR misreading of it (one letter off). Never a
+    prefix or a piece of a longer word: "princes" is not found in "principe". `written(term)`
+    returns the matching word exactly as printed, so a claim can quote the document.
+    """
 
     def __init__(self, text: str) -> None:
-        folded = fold(text)
-        self._tokens = set(_WORD.findall(folded))
-        self._squashed = "".join(_WORD.findall(folded))
-        self._trigrams: set[str] | None = None
+        self._written: dict[str, str] = {}
+        for printed in _PRINTED_WORD.findall(text):
+            for word in _folded_words(printed):
+                self._written.setdefault(word, _one_line(printed))
+        self._by_base: dict[str, str] | None = None
+        self._by_shape: dict[tuple[int, str], list[str]] | None = None
+
+    def written(self, term: str) -> str | None:
+        """Return the word of the text the term (folded) matches, as printed; None if absent."""
+        found = self._written.get(term)
+        if found is not None:
+            return found
+        if self._by_base is None:
+            self._by_base = {}
+            for word in sorted(self._written):
+                self._by_base.setdefault(inflection_base(word), word)
+        inflected = self._by_base.get(inflection_base(term))
+        if inflected is not None:
+            return self._written[inflected]
+        if len(term) < FUZZY_MIN:
+            return None
+        if self._by_shape is None:
+            self._by_shape = {}
+            for word in sorted(self._written):
+                self._by_shape.setdefault((len(word), word[0]), []).append(word)
+        for size in (len(term), len(term) - 1, len(term) + 1):
+            for word in self._by_shape.get((size, term[0]), ()):
+                if within_one_edit(word, term):
+                    return self._written[word]
+        return None
 
     def matches(self, term: str) -> bool:
-        """Tell whether the term (folded) occurs, exactly, by stem or fuzzily."""
-        if term in self._tokens:
-            return True
-        if len(term) >= 5 and stem(term) in self._squashed:
-            return True
-        if len(term) >= 7:
-            if self._trigrams is None:
-                self._trigrams = trigrams(self._squashed)
-            grams = _term_trigrams(term)
-            hits = sum(1 for gram in grams if gram in self._trigrams)
-            return hits >= 0.85 * len(grams)
-        return False
+        """Tell whether the term (folded) occurs as a whole word, inflected or misread."""
+        return self.written(term) is not None
 
     def matched(self, terms: Iterable[str]) -> list[str]:
         """Return the terms that match, in the given order."""
@@ -163,7 +213,7 @@ def extract_entities(text: str) -> list[str]:
         while parts and parts[-1] in ("de", "d'", "du", "la"):
             parts.pop()
         if parts:
-            first = fold(parts[0])
+            first = casefold_without_accents(parts[0])
             sentence_start = index == 0 or words[index - 1].endswith((".", "?", "!"))
             if honorific:
                 found.setdefault(words[index][: len(raw) + 1] + " " + " ".join(parts), None)
@@ -190,7 +240,7 @@ def surnames(entities: Iterable[str]) -> list[str]:
 
 def name_keys(entities: Iterable[str]) -> list[str]:
     """Return the folded word a name is found by: its last ("Camille Pelletan" -> "pelletan")."""
-    keys = [fold(name).split()[-1] for name in surnames(entities)]
+    keys = [casefold_without_accents(name).split()[-1] for name in surnames(entities)]
     return list(dict.fromkeys(key for key in keys if len(key) >= 3))
 
 
@@ -202,3 +252,24 @@ def is_full_date(value: str | None) -> bool:
 def normalise_query(query: str) -> str:
     """Normalise a query for duplicate detection."""
     return " ".join(tokens(query))
+
+
+# A French article at the start of a (lower-cased) sub-corpus name: "le Gaulois" is "Gaulois".
+LEADING_ARTICLE = re.compile(r"^(le |la |les |l'|l’)")
+
+
+def strip_mentions(text: str, infos: list[SubCorpusInfo]) -> str:
+    """Drop sub-corpus names from a query: they never occur in the documents themselves."""
+    result = text
+    for info in infos:
+        for alias in (info.name, LEADING_ARTICLE.sub("", info.name.lower())):
+            if len(alias) >= 4:
+                result = re.sub(re.escape(alias), " ", result, flags=re.IGNORECASE)
+    result = re.sub(r"\bentre\s+et\s*,?", " ", result, flags=re.IGNORECASE)
+    return " ".join(result.split())
+
+
+@lru_cache(maxsize=256)
+def matcher_for(text: str) -> TermMatcher:
+    """Return the term matcher of a text, shared (a chunk is judged, briefed and re-read)."""
+    return TermMatcher(text)

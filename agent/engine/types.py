@@ -110,6 +110,13 @@ class VerdictSignals:
     batch_rank: int
     score: float = 0.0
     channel_ranks: Mapping[str, int] = field(default_factory=dict)
+    # The chunk's words for matched_terms, one each, exactly as printed (OCR form included).
+    matched_forms: tuple[str, ...] = ()
+    # Most question terms that one sentence and one passage (up to three sentences) hold.
+    sentence_terms: int = 0
+    passage_terms: int = 0
+    names_found: int = 0  # the sub-question's named people or places the chunk holds
+    date_agrees: bool = False  # dated on or just after the day (or in the month) asked
 
     @property
     def share(self) -> float:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from datetime import date
 
-from agent.engine.text import fold
+from common.text import casefold_without_accents
 
 FRENCH = "fr"
 ENGLISH = "en"
@@ -85,7 +85,7 @@ _PHRASES = {
 
 def language_of(text: str) -> str:
     """Tell whether a question is French or English (the archive's language, French, on a tie)."""
-    words = [fold(w) for w in _WORD.findall(text)]
+    words = [casefold_without_accents(w) for w in _WORD.findall(text)]
     french = sum(1 for w in words if w in _FRENCH_WORDS or _ELIDED.match(w))
     english = sum(1 for w in words if w in _ENGLISH_WORDS)
     return ENGLISH if english > french else FRENCH
@@ -95,7 +95,7 @@ def surface_forms(question: str) -> dict[str, str]:
     """Map each folded word of the question to its form as written (lower case, accents kept)."""
     forms: dict[str, str] = {}
     for word in re.findall(r"[^\W_]+", question):
-        forms.setdefault(fold(word), word.lower())
+        forms.setdefault(casefold_without_accents(word), word.lower())
     return forms
 
 

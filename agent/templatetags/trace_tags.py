@@ -3,32 +3,18 @@
 import datetime as dt
 
 from django import template
-from django.utils import dateformat
 from django.utils.text import capfirst
 
-from agent.live_story import FINISH_REASONS, HOLD_REASONS, STEP_ACTIONS
-from common.french_dates import format_french_date
+from agent.wording import (
+    FINISH_REASONS,
+    HOLD_REASONS,
+    STEP_ACTIONS,
+    document_date,
+    format_date,
+)
 
 register = template.Library()
-
-
-def format_date(date: dt.date | None, precision: str = "day", language: str = "fr") -> str:
-    """Format a date the way the corpus language prints it ("12 mars 1887", "12 March 1887")."""
-    if date is None:
-        return ""
-    if language == "fr":
-        return format_french_date(date, precision or "day")
-    pattern = {"year": "Y", "month": "F Y"}.get(precision, "j F Y")
-    return dateformat.format(date, pattern)
-
-
-@register.filter
-def document_date(document) -> str:
-    """Show a document's date in its corpus language, at the precision it is known."""
-    if document is None or document.date is None:
-        return ""
-    return format_date(document.date, document.date_precision,
-                       getattr(document.sub_corpus, "language", "fr"))
+register.filter("document_date", document_date)
 
 
 @register.filter

@@ -14,6 +14,7 @@ from archive.importers.records import (
     sub_corpus_info,
 )
 from archive.titles import debate_title, item_headings, raw_title, section_parts
+from common.document_keys import document_key, split_document_key
 from common.french_dates import format_french_date
 from common.jsonl import json_file_objects
 
@@ -35,15 +36,25 @@ def _heading(text: str, limit: int = 120) -> str:
     return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
 
 
+def _raw_id_of(doc_id: object) -> str | None:
+    """Return the external id inside a `collection:raw_id` doc_id, or None."""
+    if not isinstance(doc_id, str):
+        return None
+    try:
+        return split_document_key(doc_id)[1]
+    except ValueError:
+        return None
+
+
 def shared_record(row: dict, line: int) -> DocumentRecord:
     """Map one `{doc_id, collection, source, raw_id, date, text}` line to a record."""
     collection = require_str(row, "collection", line)
-    if "raw_id" not in row and isinstance(row.get("doc_id"), str) and ":" in row["doc_id"]:
-        raw_id = row["doc_id"].split(":", 1)[1]
-    else:
+    doc_id = row.get("doc_id")
+    raw_id = _raw_id_of(doc_id) if "raw_id" not in row else None
+    if raw_id is None:
         raw_id = require_str(row, "raw_id", line)
-    if isinstance(row.get("doc_id"), str) and row["doc_id"] != f"{collection}:{raw_id}":
-        raise RecordError(line, f"doc_id {row['doc_id']!r} is not {collection}:{raw_id}")
+    if isinstance(doc_id, str) and doc_id != document_key(collection, raw_id):
+        raise RecordError(line, f"doc_id {doc_id!r} is not {document_key(collection, raw_id)}")
     text = require_str(row, "text", line)
     source = require_str(row, "source", line, allow_empty=True) if "source" in row else ""
     date, precision = parse_date(row.get("date"), line)

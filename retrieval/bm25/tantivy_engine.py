@@ -8,6 +8,7 @@ persist custom analyzers). Tantivy's BM25 has fixed parameters (k1 1.2, b 0.75).
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from retrieval.bm25.base import ChunkMatch, IndexChanges, IndexCorrupt
 
 ENGINE = "tantivy"
 TOKENIZER = "trace_terms"
+LANGUAGES_FILE = "trace-languages.json"
 WRITER_HEAP_BYTES = 64_000_000
 # Tantivy's schema is fixed at creation: one text field per analyzer language whoosh knows.
 LANGUAGES = sorted({*whoosh_languages, "xx"})
@@ -48,6 +50,7 @@ class TantivyIndex:
         self._lock = threading.Lock()
         self._index: Any = None
         self._seen_commit = -1  # meta.json's mtime when the reader last reloaded
+        self._languages: list[str] = ["fr"]  # languages holding chunks: the fields queried
 
     @staticmethod
     def exists(path: Path) -> bool:
@@ -93,8 +96,16 @@ class TantivyIndex:
         if commit != self._seen_commit:
             with self._lock:
                 ix.reload()
+                self._languages = self._read_languages()
                 self._seen_commit = commit
         return ix
+
+    def _read_languages(self) -> list[str]:
+        try:
+            found = json.loads((self.path / LANGUAGES_FILE).read_text())
+        except (OSError, ValueError):
+            return ["fr"]
+        return [lang for lang in found if lang in self._analyzers] or ["fr"]
 
     def terms(self, language: str, text: str) -> list[str]:
         """Return the index terms of a text, as the whoosh analyzer of that language gives them."""
@@ -118,6 +129,10 @@ class TantivyIndex:
                 if chunk.day is not None:
                     fields["day"] = chunk.day
                 writer.add_document(tantivy.Document(**fields))
+            languages = sorted(set(self._read_languages()) | {
+                c.language if c.language in self._analyzers else "xx" for c in changes.add})
+            # Written before the commit: a reader never misses a language that has chunks.
+            (self.path / LANGUAGES_FILE).write_text(json.dumps(languages))
             writer.commit()
         except BaseException:
             writer.rollback()
@@ -132,7 +147,8 @@ class TantivyIndex:
     def _query(self, ix: Any, query: str, filters: SearchRequest) -> Any | None:
         schema = ix.schema
         should = []
-        for language, analyzer in self._analyzers.items():
+        for language in self._languages:
+            analyzer = self._analyzers[language]
             for term in dict.fromkeys(token.text for token in analyzer(query)):
                 should.append((tantivy.Occur.Should,
                                tantivy.Query.term_query(schema, f"text_{language}", term)))

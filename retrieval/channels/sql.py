@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from common.document_keys import document_key_sql
 from common.search import SearchRequest
 
 # Aliases in every channel query: c = archive_chunk, d = archive_document, s = archive_subcorpus.
@@ -28,7 +29,7 @@ def where_clauses(
         clauses.append("d.id = ANY(%s)")
         params.append(list(request.document_ids))
     if request.exclude_document_keys:
-        clauses.append("NOT ((s.slug || ':' || d.external_id) = ANY(%s))")
+        clauses.append(f"NOT ({document_key_sql()} = ANY(%s))")
         params.append(list(request.exclude_document_keys))
     if chunk_level and request.exclude_chunk_ids:
         clauses.append("NOT (c.id = ANY(%s))")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from django.db import connection, transaction
 
+from common.document_keys import document_key_sql
 from common.search import Hit, SearchRequest
 from common.sql import like_pattern
 from retrieval import vocabulary
@@ -74,7 +75,7 @@ WITH q AS (
            x.chunk_id IS NOT NULL AS containing
     FROM fuzzy f FULL JOIN containing x ON x.chunk_id = f.chunk_id
 ), scored AS (
-    SELECT c.id AS chunk_id, d.id AS document_id, s.slug || ':' || d.external_id AS document_key,
+    SELECT c.id AS chunk_id, d.id AS document_id, {document_key} AS document_key,
            s.slug, x.fuzzy,
            x.containing AND (%(one_word)s OR unaccent(c.text) ILIKE unaccent(%(pattern)s)) AS exact
     FROM {from_chunks} JOIN candidate x ON x.chunk_id = c.id
@@ -145,7 +146,8 @@ class SubstringChannel:
             "pattern": like_pattern(phrase),
             "threshold": float(self.threshold),
         }
-        sql = _SQL.format(from_chunks=FROM_CHUNKS, where=where, match=_MATCH[request.mode])
+        sql = _SQL.format(from_chunks=FROM_CHUNKS, document_key=document_key_sql(), where=where,
+                          match=_MATCH[request.mode])
         word_floor = min(float(self.threshold), WORD_FLOOR)
 
         def fetch_chunks(limit: int) -> list[Hit]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import connection
 
+from common.document_keys import document_key_sql
 from common.search import Hit, SearchRequest
 from retrieval.channels.sql import where_clauses
 from retrieval.fusion import ranked
@@ -46,7 +47,7 @@ class TemporalChannel:
         # are among them, so the archive is never scanned whole. Each document is represented
         # by its first chunk that is not excluded.
         part = f"""(
-            SELECT first.chunk_id, d.id, s.slug || ':' || d.external_id AS key, s.slug, d.date
+            SELECT first.chunk_id, d.id, {document_key_sql()} AS key, s.slug, d.date
             FROM archive_document d
             JOIN archive_subcorpus s ON s.id = d.sub_corpus_id
             JOIN LATERAL (

@@ -6,6 +6,8 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
+from retrieval.evaluation.records import ResultRow
+
 MISS_CAUSES = ("never_retrieved", "rejected", "held_never_promoted", "ranked_below_k")
 
 
@@ -92,17 +94,17 @@ def miss_causes(
     return counts
 
 
-def summarize(rows: Sequence[Mapping], ks: Sequence[int]) -> dict:
-    """Aggregate per-question rows (ranked_ids, gold_ids, seconds, extras) into metrics."""
+def summarize(rows: Sequence[ResultRow], ks: Sequence[int]) -> dict:
+    """Aggregate per-question rows into metrics."""
     n = len(rows)
     if n == 0:
         return {"n": 0}
     out: dict = {"n": n}
     for k in ks:
-        out[f"recall@{k}"] = sum(recall_at_k(r["ranked_ids"], r["gold_ids"], k) for r in rows) / n
-    out["mrr"] = sum(multi_gold_mrr(r["ranked_ids"], r["gold_ids"]) for r in rows) / n
-    out["all_gold@10"] = sum(all_gold_in_top(r["ranked_ids"], r["gold_ids"], 10) for r in rows) / n
-    seconds = [r["seconds"] for r in rows]
+        out[f"recall@{k}"] = sum(recall_at_k(r.ranked_keys, r.gold_keys, k) for r in rows) / n
+    out["mrr"] = sum(multi_gold_mrr(r.ranked_keys, r.gold_keys) for r in rows) / n
+    out["all_gold@10"] = sum(all_gold_in_top(r.ranked_keys, r.gold_keys, 10) for r in rows) / n
+    seconds = [r.seconds for r in rows]
     out["latency_median_ms"] = 1000 * median(seconds)
     out["latency_p95_ms"] = 1000 * percentile(seconds, 95)
     _channel_figures(rows, out)
@@ -110,16 +112,16 @@ def summarize(rows: Sequence[Mapping], ks: Sequence[int]) -> dict:
     return out
 
 
-def _channel_figures(rows: Sequence[Mapping], out: dict) -> None:
-    with_channels = [r for r in rows if len(r.get("extras", {}).get("channel_rankings", {})) >= 2]
+def _channel_figures(rows: Sequence[ResultRow], out: dict) -> None:
+    with_channels = [r for r in rows if len(r.channel_rankings) >= 2]
     if not with_channels:
         return
     overlaps, fused_gold, single = [], 0, 0
     for row in with_channels:
-        channels = row["extras"]["channel_rankings"]
+        channels = row.channel_rankings
         if "bm25" in channels and "dense" in channels:
             overlaps.append(jaccard(channels["bm25"][:20], channels["dense"][:20]))
-        found, alone = single_channel_gold(row["ranked_ids"], row["gold_ids"], channels, 20)
+        found, alone = single_channel_gold(row.ranked_keys, row.gold_keys, channels, 20)
         fused_gold += found
         single += alone
     if overlaps:
@@ -127,29 +129,30 @@ def _channel_figures(rows: Sequence[Mapping], out: dict) -> None:
     out["fused_gold@20_single_channel_share"] = single / fused_gold if fused_gold else 0.0
 
 
-def _agent_figures(rows: Sequence[Mapping], out: dict) -> None:
-    agent_rows = [r for r in rows if "accepted_ids" in r.get("extras", {})]
+def _agent_figures(rows: Sequence[ResultRow], out: dict) -> None:
+    agent_rows = [(r, r.agent) for r in rows if r.agent is not None]
     if not agent_rows:
         return
     n = len(agent_rows)
-    pairs = [acceptance(r["extras"]["accepted_ids"], r["gold_ids"]) for r in agent_rows]
+    pairs = [acceptance(agent.accepted_keys, r.gold_keys) for r, agent in agent_rows]
     out["p_acc"] = sum(p for p, _ in pairs) / n
     out["r_acc"] = sum(r for _, r in pairs) / n
-    out["accepted_mean"] = sum(len(r["extras"]["accepted_ids"]) for r in agent_rows) / n
-    for key in ("llm_calls", "input_tokens", "output_tokens"):
-        values = [r["extras"][key] for r in agent_rows if key in r["extras"]]
-        if values:
-            out[f"{key}_mean"] = sum(values) / len(values)
-    for key in ("engine_seconds", "model_wait_seconds"):
-        values = [r["extras"][key] for r in agent_rows if key in r["extras"]]
-        if values:
-            out[f"{key}_median"] = median(values)
+    out["accepted_mean"] = sum(len(agent.accepted_keys) for _, agent in agent_rows) / n
+    out["llm_calls_mean"] = sum(agent.llm_calls for _, agent in agent_rows) / n
+    out["input_tokens_mean"] = sum(agent.input_tokens for _, agent in agent_rows) / n
+    out["output_tokens_mean"] = sum(agent.output_tokens for _, agent in agent_rows) / n
+    out["cost_mean"] = sum(agent.cost for _, agent in agent_rows) / n
+    # Words the rationales quote, and those their passage does not print (must stay 0).
+    out["quoted_words"] = sum(agent.quoted_words for _, agent in agent_rows)
+    out["false_claims"] = sum(len(agent.false_claims) for _, agent in agent_rows)
+    out["engine_seconds_median"] = median([agent.engine_seconds for _, agent in agent_rows])
+    out["model_wait_seconds_median"] = median([agent.model_wait_seconds
+                                               for _, agent in agent_rows])
     totals = dict.fromkeys(MISS_CAUSES, 0)
-    for r in agent_rows:
-        extras = r["extras"]
+    for r, agent in agent_rows:
         counts = miss_causes(
-            r["ranked_ids"], r["gold_ids"], accepted=extras.get("accepted_ids", ()),
-            held=extras.get("held_ids", ()), rejected=extras.get("rejected_ids", ()), k=10,
+            r.ranked_keys, r.gold_keys, accepted=agent.accepted_keys, held=agent.held_keys,
+            rejected=agent.rejected_keys, k=10,
         )
         for cause, count in counts.items():
             totals[cause] += count
@@ -159,14 +162,14 @@ def _agent_figures(rows: Sequence[Mapping], out: dict) -> None:
 
 
 def recall_by_group(
-    rows: Sequence[Mapping], group_of: Mapping[str, str], k: int = 10
+    rows: Sequence[ResultRow], group_of: Mapping[str, str], k: int = 10
 ) -> dict[str, dict]:
     """Return recall@k of gold documents grouped by a label of each gold document."""
     found: dict[str, int] = {}
     total: dict[str, int] = {}
     for row in rows:
-        top = set(row["ranked_ids"][:k])
-        for doc in set(row["gold_ids"]):
+        top = set(row.ranked_keys[:k])
+        for doc in set(row.gold_keys):
             label = group_of.get(doc, "unknown")
             total[label] = total.get(label, 0) + 1
             found[label] = found.get(label, 0) + (doc in top)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from common.jsonl import json_objects
+from retrieval.evaluation.records import EvalQuestion
 
 REQUIRED = {"qid": str, "question": str, "question_type": str, "gold_ids": list}
 
@@ -14,11 +15,11 @@ class QuestionsError(ValueError):
     """A questions file that cannot be evaluated; the message names the line."""
 
 
-def load_questions(path: Path) -> list[dict]:
+def load_questions(path: Path) -> list[EvalQuestion]:
     """Return the questions of a JSONL file, checking every line's shape."""
     if not path.exists():
         raise QuestionsError(f"{path}: no such file")
-    questions: list[dict] = []
+    questions: list[EvalQuestion] = []
     seen: set[str] = set()
     with path.open(encoding="utf-8") as handle:
         for number, item, problem in json_objects(handle):
@@ -37,19 +38,21 @@ def load_questions(path: Path) -> list[dict]:
             if item["qid"] in seen:
                 raise QuestionsError(f"{path.name} line {number}: duplicate qid {item['qid']!r}")
             seen.add(item["qid"])
-            questions.append({**item, "_line": number})
+            questions.append(EvalQuestion(
+                qid=item["qid"], question=item["question"], question_type=item["question_type"],
+                gold_keys=tuple(gold), line=number))
     if not questions:
         raise QuestionsError(f"{path.name}: no questions")
     return questions
 
 
-def check_gold_ids(questions: list[dict], known: set[str], name: str) -> None:
+def check_gold_ids(questions: list[EvalQuestion], known: set[str], name: str) -> None:
     """Raise when a gold id is not a document of the archive, naming the first offending line."""
     for question in questions:
-        missing = [g for g in question["gold_ids"] if g not in known]
+        missing = [g for g in question.gold_keys if g not in known]
         if missing:
             raise QuestionsError(
-                f"{name} line {question['_line']}: unknown gold id(s) {', '.join(missing)} "
+                f"{name} line {question.line}: unknown gold id(s) {', '.join(missing)} "
                 f"(not in the archive; was the corpus ingested?)"
             )
 

@@ -10,7 +10,9 @@ import time
 import numpy as np
 
 from archive.models import Chunk
+from common.document_keys import document_key
 from common.text import lower_without_accents
+from retrieval.evaluation.records import EvalQuestion
 
 
 class Bm25sReference:
@@ -31,7 +33,7 @@ class Bm25sReference:
             rows = rows.filter(document_id__in=config.document_ids)
         data = list(rows.values_list("text", "document__sub_corpus__slug",
                                      "document__external_id").order_by("id"))
-        self._keys = np.array([f"{slug}:{ext}" for _, slug, ext in data])
+        self._keys = np.array([document_key(slug, ext) for _, slug, ext in data])
         self._depth = config.depth
         self._bm25s = bm25s
         folded = [lower_without_accents(text) for text, _, _ in data]
@@ -40,11 +42,11 @@ class Bm25sReference:
         self._retriever.index(tokens, show_progress=False)
         self._n = len(data)
 
-    def __call__(self, question: dict):
+    def __call__(self, question: EvalQuestion):
         from retrieval.evaluation.systems import SystemRun
 
         start = time.perf_counter()
-        folded = [lower_without_accents(question["question"])]
+        folded = [lower_without_accents(question.question)]
         tokens = self._bm25s.tokenize(folded, stopwords="fr", show_progress=False)
         query = _query_tokens(tokens)
         scores = self._retriever.get_scores(query) if query else np.zeros(self._n)

@@ -12,7 +12,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 AGENT_KEYS = ("p_acc", "r_acc", "accepted_mean", "llm_calls_mean", "input_tokens_mean",
-              "output_tokens_mean", "engine_seconds_median", "model_wait_seconds_median")
+              "output_tokens_mean", "cost_mean", "engine_seconds_median",
+              "model_wait_seconds_median", "quoted_words", "false_claims")
 
 
 def _fmt(value) -> str:
@@ -60,7 +61,30 @@ def system_markdown(result: dict) -> str:
     if "miss_attribution" in overall:
         extra += [(f"miss: {k}", v) for k, v in overall["miss_attribution"].items()]
     parts += ["## Other figures", "", _table(["figure", "value"], extra), ""]
+    usage = [row for row in result.get("per_question", [])
+             if row.get("extras", {}).get("llm_calls")]
+    if usage:
+        parts += ["## Model use per question", "", _table(
+            ["question", "model calls", "input tokens", "output tokens", "cost"],
+            [[row["qid"], *(row["extras"].get(key) for key in
+                            ("llm_calls", "input_tokens", "output_tokens")),
+              f"{row['extras'].get('cost', 0.0):.5f}"]
+             for row in usage]), ""]
     return "\n".join(parts)
+
+
+def summary_markdown(results: Sequence[dict]) -> str:
+    """Render the short table the README and docs carry: overall figures and gold-genre recall."""
+    genres = sorted({g for r in results for g in r["by_gold_genre"]})
+    cols = [c for c in ("recall@5", "recall@10", "mrr") if c in results[0]["overall"]]
+    header = ["system", *(c.replace("recall@", "R@").replace("mrr", "MRR") for c in cols),
+              *(f"{g} gold R@10" for g in genres), "latency median ms"]
+    rows = [[f"`{r['system']}`", *(r["overall"].get(c) for c in cols),
+             *(r["by_gold_genre"].get(g, {}).get("recall@10") for g in genres),
+             r["overall"]["latency_median_ms"]] for r in results]
+    intro = (f"{results[0]['n_questions']} questions of `{results[0].get('questions_file')}`; "
+             f"pool: {results[0]['settings'].get('pool')}.")
+    return intro + "\n\n" + _table(header, rows)
 
 
 def comparison_markdown(results: Sequence[dict]) -> str:

@@ -9,14 +9,15 @@ from django.db import connections
 from tqdm import tqdm
 
 from retrieval.evaluation.metrics import recall_by_group, summarize
-from retrieval.evaluation.systems import EvalConfig, build_system
+from retrieval.evaluation.records import EvalQuestion, ResultRow
+from retrieval.evaluation.systems import EvalConfig, System, build_system
 
 KEEP_RANKED = 20
 
 
 def evaluate_system(
     name: str,
-    questions: Sequence[dict],
+    questions: Sequence[EvalQuestion],
     config: EvalConfig,
     *,
     ks: Sequence[int],
@@ -35,7 +36,7 @@ def evaluate_system(
     system(questions[0])  # warm-up: index build, model load and caches are not query latency
     bar = tqdm(total=len(questions), desc=name, unit="q", disable=not progress, leave=False)
 
-    def run_one(question: dict) -> dict:
+    def run_one(question: EvalQuestion) -> ResultRow:
         row = _row(question, system)
         bar.update()
         return row
@@ -47,8 +48,8 @@ def evaluate_system(
         rows = [run_one(question) for question in questions]
     bar.close()
     by_type = {
-        qtype: summarize([r for r in rows if r["question_type"] == qtype], ks)
-        for qtype in sorted({r["question_type"] for r in rows})
+        qtype: summarize([r for r in rows if r.question_type == qtype], ks)
+        for qtype in sorted({r.question_type for r in rows})
     }
     genre_of_doc = {doc: genre_of.get(slug, "unknown") for doc, slug in sub_corpus_of.items()}
     return {
@@ -63,21 +64,18 @@ def evaluate_system(
     }
 
 
-def _row(question: dict, system: Callable) -> dict:
+def _row(question: EvalQuestion, system: System) -> ResultRow:
     run = system(question)
-    return {
-        "qid": question["qid"],
-        "question_type": question["question_type"],
-        "ranked_ids": list(run.ranked_keys),
-        "gold_ids": list(question["gold_ids"]),
-        "seconds": run.seconds,
-        "extras": run.extras,
-    }
+    return ResultRow(qid=question.qid, question_type=question.question_type,
+                     ranked_keys=list(run.ranked_keys), gold_keys=list(question.gold_keys),
+                     seconds=run.seconds, channel_rankings=run.channel_rankings, agent=run.agent)
 
 
-def _closing_connections(function: Callable[[dict], dict]) -> Callable[[dict], dict]:
+def _closing_connections(
+    function: Callable[[EvalQuestion], ResultRow],
+) -> Callable[[EvalQuestion], ResultRow]:
     """Wrap a per-question call so a worker thread never leaves a database connection open."""
-    def wrapped(question: dict) -> dict:
+    def wrapped(question: EvalQuestion) -> ResultRow:
         try:
             return function(question)
         finally:
@@ -86,17 +84,16 @@ def _closing_connections(function: Callable[[dict], dict]) -> Callable[[dict], d
     return wrapped
 
 
-def _public_row(row: dict, keep_ranked: int) -> dict:
-    extras = {k: v for k, v in row["extras"].items() if k != "channel_rankings"}
+def _public_row(row: ResultRow, keep_ranked: int) -> dict:
     out = {
-        "qid": row["qid"],
-        "question_type": row["question_type"],
-        "ranked_ids": row["ranked_ids"][:keep_ranked],
-        "gold_ids": row["gold_ids"],
-        "gold_ranks": {g: (row["ranked_ids"].index(g) + 1 if g in row["ranked_ids"] else None)
-                       for g in row["gold_ids"]},
-        "seconds": round(row["seconds"], 5),
+        "qid": row.qid,
+        "question_type": row.question_type,
+        "ranked_ids": row.ranked_keys[:keep_ranked],
+        "gold_ids": row.gold_keys,
+        "gold_ranks": {g: (row.ranked_keys.index(g) + 1 if g in row.ranked_keys else None)
+                       for g in row.gold_keys},
+        "seconds": round(row.seconds, 5),
     }
-    if extras:
-        out["extras"] = extras
+    if row.agent is not None:
+        out["extras"] = row.agent.to_json()
     return out

@@ -1,4 +1,4 @@
-"""Registry of evaluable systems: `(question dict) -> SystemRun`, built by a factory."""
+"""Registry of evaluable systems: `(EvalQuestion) -> SystemRun`, built by a factory."""
 
 from __future__ import annotations
 
@@ -14,17 +14,19 @@ from retrieval.bm25.indexer import prepare_index
 from retrieval.channels.base import Channel
 from retrieval.channels.bm25 import Bm25Channel
 from retrieval.evaluation.fusions import per_subcorpus_hybrid
+from retrieval.evaluation.records import AgentFigures, EvalQuestion
 from retrieval.fusion import rrf
 from retrieval.warm_start import DEFAULT_WEIGHTS, warm_start_rankings
 
 
 @dataclass
 class SystemRun:
-    """What a system returns for one question: ranked document keys, time and extra fields."""
+    """What a system returns for one question: ranked document keys, time, and what it saw."""
 
     ranked_keys: list[str]
     seconds: float
-    extras: dict = field(default_factory=dict)
+    channel_rankings: dict[str, list[str]] = field(default_factory=dict)  # fused systems
+    agent: AgentFigures | None = None  # engine systems
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ class EvalConfig:
                              limit=self.depth)
 
 
-System = Callable[[dict], SystemRun]
+System = Callable[[EvalQuestion], SystemRun]
 SystemFactory = Callable[[EvalConfig], System]
 _registry: dict[str, SystemFactory] = {}
 
@@ -52,6 +54,24 @@ _registry: dict[str, SystemFactory] = {}
 def register_system(name: str, factory: SystemFactory) -> None:
     """Make a system available to `evaluate --system NAME`."""
     _registry[name] = factory
+
+
+PromptPreview = Callable[[EvalQuestion, EvalConfig, Callable[[str], None]], None]
+_previews: dict[str, PromptPreview] = {}
+
+
+def register_prompt_preview(name: str, preview: PromptPreview) -> None:
+    """Let `evaluate --system NAME --dry-run` print the prompts NAME would send a model."""
+    _previews[name] = preview
+
+
+def preview_prompts(name: str, question: EvalQuestion, config: EvalConfig,
+                    write: Callable[[str], None]) -> None:
+    """Write the prompts a system would send for one question, calling no model."""
+    if name not in _previews:
+        raise KeyError(f"system {name!r} sends no prompts; systems that do: "
+                       f"{', '.join(sorted(_previews)) or 'none'}")
+    _previews[name](question, config, write)
 
 
 def system_names() -> list[str]:
@@ -73,9 +93,9 @@ def _keys(hits) -> list[str]:
 
 def _single(channel: Channel) -> SystemFactory:
     def factory(config: EvalConfig) -> System:
-        def run(question: dict) -> SystemRun:
+        def run(question: EvalQuestion) -> SystemRun:
             start = time.perf_counter()
-            hits = channel.search(config.request(question["question"], channel=channel.name))
+            hits = channel.search(config.request(question.question, channel=channel.name))
             return SystemRun(_keys(hits), time.perf_counter() - start)
 
         return run
@@ -97,15 +117,15 @@ def _bm25_variant(options: AnalyzerOptions, engine: str | None = None,
 
 def _hybrid(with_temporal: bool, weights: dict | None = None) -> SystemFactory:
     def factory(config: EvalConfig) -> System:
-        def run(question: dict) -> SystemRun:
+        def run(question: EvalQuestion) -> SystemRun:
             start = time.perf_counter()
-            window = extract_date_window(question["question"]) if with_temporal else None
-            rankings = warm_start_rankings(config.request(question["question"], window=window))
+            window = extract_date_window(question.question) if with_temporal else None
+            rankings = warm_start_rankings(config.request(question.question, window=window))
             fused = rrf(rankings, weights=DEFAULT_WEIGHTS if weights is None else weights)
             fused = fused[: config.depth]
             seconds = time.perf_counter() - start
-            extras = {"channel_rankings": {n: _keys(h[:20]) for n, h in rankings.items()}}
-            return SystemRun(_keys(fused), seconds, extras)
+            channel_rankings = {n: _keys(h[:20]) for n, h in rankings.items()}
+            return SystemRun(_keys(fused), seconds, channel_rankings=channel_rankings)
 
         return run
 
@@ -120,10 +140,10 @@ def _per_subcorpus(
 
         slugs = list(config.sub_corpora or SubCorpus.objects.values_list("slug", flat=True))
 
-        def run(question: dict) -> SystemRun:
+        def run(question: EvalQuestion) -> SystemRun:
             start = time.perf_counter()
             fused = per_subcorpus_hybrid(
-                config.request(question["question"]), sub_corpora=slugs, channels=channel_names,
+                config.request(question.question), sub_corpora=slugs, channels=channel_names,
                 weights=weights, include_global=include_global,
             )
             return SystemRun(_keys(fused), time.perf_counter() - start)

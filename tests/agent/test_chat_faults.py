@@ -11,7 +11,7 @@ from agent.engine.openai_chat import ChatModelError, OpenAIChatModel
 from agent.engine.prompting import Prompt
 from agent.models import Investigation, LLMCall, PromptText
 from agent.prompt_audit import model_call_for_verdict
-from tests.fakes.stub_server import FAILURE_MODES, StubServer
+from tests.fakes.stub_server import FAILURE_MODES, StubServer, opening_line
 
 QUESTION = "Que disent Le Gaulois et L'Intransigeant du discours de M. Lejeune sur les céréales ?"
 
@@ -42,7 +42,8 @@ def client(stub, **kw) -> OpenAIChatModel:
     return OpenAIChatModel(stub.url, "key", **options)
 
 
-def prompt(user: str = "Question q: q", system: str = "You plan.") -> Prompt:
+def prompt(user: str = "Question q: q",
+           system: str = opening_line("planner") + "\nYou plan.") -> Prompt:
     return Prompt(name="planner", role="planner", system=system, user=user)
 
 

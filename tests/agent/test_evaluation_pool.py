@@ -7,8 +7,10 @@ import json
 import pytest
 
 from archive.models import Document
+from archive.outbox import apply_pending
 from archive.services import ingest_file
 from retrieval.channels import bm25, dense
+from retrieval.evaluation.records import EvalQuestion
 from retrieval.evaluation.systems import EvalConfig, build_system, system_names
 
 pytestmark = pytest.mark.django_db
@@ -22,8 +24,10 @@ COLLECTIONS = [
      "1887-02-0"),
 ]
 QUESTIONS = [
-    {"question": "Comment M. Lejeune défend-il le droit sur les céréales le 26 février 1887 ?"},
-    {"question": "Que dit la presse du prix du pain et de la protection de l'agriculture ?"},
+    EvalQuestion(qid="q1", question_type="", gold_keys=(), question=(
+        "Comment M. Lejeune défend-il le droit sur les céréales le 26 février 1887 ?")),
+    EvalQuestion(qid="q2", question_type="", gold_keys=(), question=(
+        "Que dit la presse du prix du pain et de la protection de l'agriculture ?")),
 ]
 
 
@@ -46,6 +50,7 @@ def archive(settings, tmp_path):
     path.write_text("\n".join(_line(c, s, d, n) for c, s, d in COLLECTIONS for n in (1, 2, 3))
                     + "\n", encoding="utf-8")
     ingest_file(path=path)
+    apply_pending()  # the test's transaction never commits, so the ingest's own call never runs
     yield
     bm25.clear_cache()
     dense.set_embedder(None)
@@ -71,8 +76,8 @@ def _pool() -> tuple[tuple[int, ...], set[str]]:
 def _returned(run) -> set[str]:
     """Every document a system put forward: its ranking and, for the agent, what it saw."""
     found = set(run.ranked_keys)
-    for field in ("accepted_ids", "held_ids", "rejected_ids", "surfaced_ids"):
-        found |= set(run.extras.get(field, ()))
+    for field in ("accepted_keys", "held_keys", "rejected_keys", "surfaced_keys"):
+        found |= set(getattr(run.agent, field, ()))
     return found
 
 

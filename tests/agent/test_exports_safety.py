@@ -63,7 +63,7 @@ HYPOTHESIS = settings(max_examples=150, deadline=None,
 def test_ris_holds_one_record_per_source(items):
     import rispy
 
-    records = rispy.loads(to_ris(items))
+    records = rispy.loads(to_ris(items, Investigation()))
     assert len(records) == len(items)
     assert [r.get("id", "") for r in records] == [one_line(item.key) for item in items]
 
@@ -73,7 +73,7 @@ def test_ris_holds_one_record_per_source(items):
 def test_bibtex_parses_with_one_distinct_key_per_source(items):
     import bibtexparser
 
-    library = bibtexparser.parse_string(to_bibtex(items))
+    library = bibtexparser.parse_string(to_bibtex(items, Investigation()))
     assert not library.failed_blocks
     assert len(library.entries) == len(items)
     keys = [entry.key for entry in library.entries]
@@ -87,7 +87,7 @@ def test_bibtex_parses_with_one_distinct_key_per_source(items):
 @HYPOTHESIS
 @given(items=citations())
 def test_csv_has_no_cell_a_spreadsheet_would_run(items):
-    body = to_csv(items)
+    body = to_csv(items, Investigation())
     assert body.startswith("\ufeff")
     rows = list(csv.reader(io.StringIO(body[1:])))
     assert len(rows) == len(items) + 1
@@ -100,7 +100,7 @@ def test_csv_has_no_cell_a_spreadsheet_would_run(items):
 @HYPOTHESIS
 @given(items=citations())
 def test_csl_json_round_trips_every_field(items):
-    records = json.loads(to_csl_json(items))
+    records = json.loads(to_csl_json(items, Investigation()))
     assert [r["id"] for r in records] == [item.key for item in items]
     assert [r["annote"] for r in records] == [item.rationale for item in items]
 
@@ -111,7 +111,7 @@ def test_markdown_heading_holds_the_question_as_one_escaped_line(question, items
     from markdown_it import MarkdownIt
 
     investigation = Investigation(question=question, policy_label="offline policy (no LLM)")
-    tokens = MarkdownIt("commonmark").parse(to_markdown(investigation, items))
+    tokens = MarkdownIt("commonmark").parse(to_markdown(items, investigation))
     assert tokens[0].type == "heading_open" and tokens[0].tag == "h1"
     heading = tokens[1]
     assert {child.type for child in heading.children} <= {"text", "text_special"}

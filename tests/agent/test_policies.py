@@ -25,3 +25,32 @@ def test_an_endpoint_gives_the_llm_policy_its_models_and_prices(settings):
     assert policy.models == {"planner": "big", "agent": "mid", "reranker": "small"}
     assert policy.label == "LLM: mid"
     assert policy.cost(1_000_000, 500_000) == 3.0
+
+
+def _llm_settings(settings, input_price: float, output_price: float) -> None:
+    settings.TRACE_LLM_BASE_URL = "http://127.0.0.1:9/v1"
+    settings.TRACE_LLM_PRICE_INPUT_PER_M = input_price
+    settings.TRACE_LLM_PRICE_OUTPUT_PER_M = output_price
+
+
+def test_a_run_is_priced_with_the_prices_it_was_created_with(settings, users):
+    from agent import services
+
+    _llm_settings(settings, 1.0, 4.0)
+    run = services.investigation_create(owner=users["alice"], question="Les céréales ?",
+                                        enqueue=False)
+    _llm_settings(settings, 100.0, 400.0)  # the instance's prices change after creation
+    run.refresh_from_db()
+    policy = run.policy_spec
+    assert policy.kind is PolicyKind.LLM and policy.label == run.policy_label
+    assert policy.cost(1_000_000, 500_000) == 3.0
+
+
+def test_a_run_recorded_without_prices_is_priced_with_the_instance_prices(settings, users):
+    from agent.models import Investigation
+
+    _llm_settings(settings, 2.0, 8.0)
+    run = Investigation.objects.create(owner=users["alice"], question="Les céréales ?",
+                                       policy=PolicyChoice.LLM)
+    assert run.price_input_per_million is None
+    assert run.policy_spec.cost(1_000_000, 500_000) == 6.0

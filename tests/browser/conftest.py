@@ -58,6 +58,7 @@ def long_archive(db):
     import time
 
     from archive.models import Chunk, CorpusRevision, Document, SubCorpus
+    from archive.outbox import apply_pending, record_changes
     from tests.conftest import TEXTS
 
     for slug, name, genre, external_id, day, text in TEXTS:
@@ -73,6 +74,9 @@ def long_archive(db):
         Chunk.objects.create(document=document, ordinal=0, text=full, char_start=0,
                              char_end=len(full), token_count=len(full.split()))
     CorpusRevision.objects.update_or_create(pk=1, defaults={"revision": time.time_ns()})
+    # As an ingest does: mark the documents, then bring the indexes up to date.
+    record_changes(Document.objects.values_list("pk", flat=True))
+    apply_pending()
 
 
 def log_in(page, base: str, username: str = HISTORIAN, password: str = PASSWORD) -> None:

@@ -205,3 +205,21 @@ def test_user_sub_corpus_and_dates_constrain_the_whole_investigation(retriever, 
     docs = {a.document_key for chunks in result.accepted.values() for a in chunks}
     assert docs == {"intran:1"}
     assert "empty_result" in [e.reason for e in sink.of("feedback")]
+
+
+def test_a_model_decided_verdict_names_the_model_call_that_gave_it(retriever, sink):
+    replies = [plan(("Lejeune céréales", "gaulois")), review_pending("hold"),
+               search("temporal", "", date_from="1887-02-25", date_to="1887-02-25"),
+               review_pending("reject"), finish(), held(1, 2), briefing(), rank_all]
+    run(Q, replies, retriever, sink)
+    calls = {event.seq: event for event in sink.of("llm_call")}
+    verdicts = sink.of("verdict")
+    decided = [v for v in verdicts if v.source in ("agent", "held_reeval")]
+    assert {v.source for v in decided} == {"agent", "held_reeval"}
+    for verdict in decided:
+        call = calls[verdict.model_call_seq]
+        assert call.seq < verdict.seq and call.sub_question_index == verdict.sub_question_index
+        assert call.role == "agent"
+        later_calls = [s for s in calls if call.seq < s < verdict.seq]
+        assert not later_calls, "the latest call before the verdict gave it"
+    assert all(v.model_call_seq is None for v in verdicts if v.source == "auto")

@@ -197,3 +197,33 @@ def test_rewording_the_rationales_changes_no_decision_of_a_whole_run(settings):
         runs.append((result.ranked_document_keys, result.held_document_keys, verdicts))
     assert runs[0] == runs[1]
     assert runs[0][0]
+
+
+EXPULSION = ("Quelle mesure la Chambre des députés a-t-elle discutée au sujet de l'expulsion des "
+             "princes, et comment la presse l'a-t-elle rapportée ?")
+
+
+@pytest.mark.parametrize("question", [
+    EXPULSION,
+    "En 1887, entre L'Intransigeant et Le Gaulois, lequel critique M. Lejeune ?",
+    "Qui parle des sucres en mai 1887 ?",
+    "Que dit M. Ribot à la Chambre, et comment la presse réagit-elle ?",
+])
+def test_offline_sub_questions_are_distinct_and_not_the_clauses_swapped(question):
+    plan = offline_plan(question, INFOS, 5, None)
+    texts = [sq.text for sq in plan]
+    assert len(set(texts)) == len(texts) >= 2, texts
+    question_clauses = sorted(p.strip(" ,?") for p in question.split(", et "))
+    for text in texts:
+        assert sorted(p.strip(" ,?") for p in text.split(" ; ")) != question_clauses or \
+            len(question_clauses) == 1
+
+
+def test_offline_sub_questions_target_the_debate_side_and_the_press_side():
+    plan = {sq.target_sub_corpus: sq.text for sq in offline_plan(EXPULSION, INFOS, 5, None)}
+    assert set(plan) == {"debats", "gaulois", "intran"}
+    # The debate side asks what the Chamber discussed, and nothing about the press.
+    assert "expulsion des princes" in plan["debats"] and "presse" not in plan["debats"]
+    # Each paper is asked how it reported the same topic.
+    for paper in ("gaulois", "intran"):
+        assert "rapportée" in plan[paper] and "expulsion des princes" in plan[paper]

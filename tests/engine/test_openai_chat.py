@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agent.engine.openai_chat import ChatModelError, OpenAIChatModel
-from agent.engine.prompting import Prompt
-from tests.fakes.stub_server import StubServer, plausible_reply
+from agent.engine.prompting import PROMPT_DIR, Prompt
+from tests.fakes.stub_server import StubServer, opening_line, plausible_reply, prompt_name
 
 
 @pytest.fixture
@@ -22,8 +22,13 @@ def model(stub, **kw):
     return OpenAIChatModel(stub.url, "key", **defaults)
 
 
+def system_prompt(name: str) -> str:
+    """Return a system prompt that opens like the prompt file's own."""
+    return opening_line(name) + "\nx"
+
+
 def prompt(name: str = "planner", user: str = "y", role: str = "planner") -> Prompt:
-    return Prompt(name=name, role=role, system="x", user=user)
+    return Prompt(name=name, role=role, system=system_prompt(name), user=user)
 
 
 def test_success_sends_json_mode_and_records_usage(stub):
@@ -37,8 +42,8 @@ def test_success_sends_json_mode_and_records_usage(stub):
     assert len(stub.state.requests) == 1
 
 
-def test_the_stub_tells_prompts_apart_by_the_name_the_client_sends(stub):
-    # The same wording under two names gets the reply of each name: nothing is guessed from text.
+def test_the_stub_tells_prompts_apart_by_their_system_prompt(stub):
+    # The same user wording under two prompts gets the reply of each: the system prompt decides.
     chat = model(stub)
     assert "sub_questions" in chat.complete(prompt("planner", "Question q: q")).text
     assert '"remaining": null' in chat.complete(prompt("replan", "Question q: q")).text
@@ -73,3 +78,15 @@ def test_stub_answers_every_prompt_with_plausible_json():
         prompt("agent", '<document chunk_id="4" x>t</document>', role="agent")))
     assert review["args"]["verdicts"][0] == {"chunk_id": 4, "verdict": "accept",
                                              "rationale": "first chunk of the batch"}
+
+
+def test_the_client_sends_no_header_meant_for_a_test(stub):
+    model(stub).complete(prompt("agent", "No pending batch", role="agent"))
+    assert not [name for name in stub.state.headers[0] if name.lower().startswith("x-trace")]
+
+
+def test_the_stub_knows_every_prompt_file_by_its_system_prompt():
+    names = sorted(p.name.removesuffix(".system.j2") for p in PROMPT_DIR.glob("*.system.j2"))
+    assert names == ["agent", "briefing", "held", "planner", "rank", "replan"]
+    assert [prompt_name(system_prompt(name)) for name in names] == names
+    assert prompt_name("Some other system prompt") == ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 
 from agent.engine.prompting import Prompt
@@ -36,3 +37,21 @@ class ScriptedChatModel:
         return ChatResult(text=reply, model=self.model,
                           input_tokens=len(prompt.system + prompt.user) // 4,
                           output_tokens=len(reply) // 4)
+
+
+def covering_reply(prompt: Prompt) -> str:
+    """Answer like the instant model, but hold the second chunk of each batch.
+
+    With a held chunk the run reaches the held re-evaluation prompt too, so a run on these
+    replies sends every prompt file the policy has.
+    """
+    from agent.engine.instant_model import plausible_reply
+
+    reply = plausible_reply(prompt)
+    if prompt.name != "agent":
+        return reply
+    step = json.loads(reply)
+    verdicts = step.get("args", {}).get("verdicts", [])
+    if len(verdicts) >= 2:
+        verdicts[1].update(verdict="hold", rationale="second of the batch")
+    return json.dumps(step)

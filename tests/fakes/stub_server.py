@@ -1,6 +1,7 @@
 """Serve a tiny OpenAI-compatible chat endpoint that answers every engine prompt plausibly.
 
-The client names each prompt in a request header, so the stub never guesses from the wording.
+It tells prompts apart by the first line of their system prompt, which every prompt file writes
+without variables (`prompt_name`): the client sends nothing meant for the stub.
 Run it with ``python -m tests.fakes.stub_server --port N``; tests start it in a thread.
 
 It can also misbehave the way real endpoints and proxies do (see FAILURE_MODES): scripted, one
@@ -11,57 +12,39 @@ fault per request (``state.faults``), or at random for a share of requests (``fa
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
-import re
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agent.engine.openai_chat import PROMPT_HEADER
-from agent.engine.prompting import Prompt
-
-_SLUG = re.compile(r"slug=(\S+)")
-_QUESTION = re.compile(r"^(?:Question q|Original question q): (.*)$", re.MULTILINE)
-_CHUNK = re.compile(r'<document chunk_id="(\d+)"')
-_RANKED = re.compile(r'<rationale document="([^"]*)"')
+from agent.engine.instant_model import plausible_reply
+from agent.engine.prompting import PROMPT_DIR, Prompt
 
 
-def plausible_reply(prompt: Prompt) -> str:
-    """Return a schema-valid JSON reply for any engine prompt, chosen by the prompt's name."""
-    user = prompt.user
-    question_match = _QUESTION.search(user)
-    question = question_match.group(1).strip() if question_match else "question"
-    memory = {"prior_findings": "", "question_analysis": question[:200],
-              "evidence_gathered": "", "gaps_remaining": "", "next_steps": ""}
-    if prompt.name == "planner":
-        slugs = _SLUG.findall(user)[:2] or [None]
-        return json.dumps({"sub_questions": [
-            {"text": question, "target_sub_corpus": slug, "entities": [], "target_date": None}
-            for slug in slugs]})
-    if prompt.name == "replan":
-        return json.dumps({"remaining": None, "rationale": "plan kept"})
-    if prompt.name == "held":
-        return json.dumps({"promotions": [], "rationale": "nothing new"})
-    if prompt.name == "briefing":
-        return json.dumps({"summary": "stub briefing", "confirmed_facts": [],
-                           "confirmed_dates": [], "confirmed_entities": [], "gaps": [],
-                           "search_hints": []})
-    if prompt.name == "rank":
-        return json.dumps({"order": _RANKED.findall(user)})
-    if prompt.name == "agent":
-        pending = _CHUNK.findall(user)
-        if pending:
-            verdicts = [{"chunk_id": int(cid), "verdict": "accept" if i == 0 else "reject",
-                         "rationale": "first chunk of the batch" if i == 0 else "not relevant"}
-                        for i, cid in enumerate(pending)]
-            return json.dumps({"thought": "review", "action": "review",
-                               "args": {"verdicts": verdicts}, "memory_update": memory})
-        return json.dumps({"thought": "done", "action": "finish", "args": {},
-                           "memory_update": memory})
-    return json.dumps({"error": f"unknown prompt {prompt.name!r}"})
+def opening_line(name: str) -> str:
+    """Return the first line of a prompt's system prompt file: how the stub knows the prompt."""
+    return (PROMPT_DIR / f"{name}.system.j2").read_text(encoding="utf-8").splitlines()[0].strip()
+
+
+@functools.cache
+def _prompt_names_by_first_line() -> dict[str, str]:
+    """Map the first line of each system prompt file to the prompt's name."""
+    names: dict[str, str] = {}
+    for path in sorted(PROMPT_DIR.glob("*.system.j2")):
+        first_line = opening_line(path.name.removesuffix(".system.j2"))
+        if "{" in first_line or first_line in names:
+            raise ValueError(f"{path.name}: its first line must be plain text, unique to it")
+        names[first_line] = path.name.removesuffix(".system.j2")
+    return names
+
+
+def prompt_name(system: str) -> str:
+    """Name the prompt a system prompt belongs to ("" when it is none of the engine's)."""
+    return _prompt_names_by_first_line().get(system.split("\n", 1)[0].strip(), "")
 
 
 # Every way the stub can fail a request, by name.
@@ -90,6 +73,7 @@ class StubState:
 
     faults: list[Any] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
     cached_tokens: int = 0
     fail_rate: float = 0.0
     fail_modes: tuple[str, ...] = ("html", "500", "slow", "truncated", "empty")
@@ -120,12 +104,12 @@ HTML_PAGE = ("<!doctype html><html><head><title>502 Bad Gateway</title></head>"
              "<body><h1>Bad Gateway</h1><p>The upstream server is unavailable.</p></body></html>")
 
 
-def _completion(state: StubState, body: dict[str, Any], name: str) -> dict[str, Any]:
+def _completion(state: StubState, body: dict[str, Any]) -> dict[str, Any]:
     """Build the chat completion the engine expects for one request."""
     messages = body.get("messages", [])
     system = next((m["content"] for m in messages if m.get("role") == "system"), "")
     user = next((m["content"] for m in messages if m.get("role") == "user"), "")
-    text = plausible_reply(Prompt(name=name, role="", system=system, user=user))
+    text = plausible_reply(Prompt(name=prompt_name(system), role="", system=system, user=user))
     prompt_tokens = max(1, len(system + user) // 4)
     return {
         "id": f"stub-{len(state.requests)}", "object": "chat.completion",
@@ -168,6 +152,7 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(length) or b"{}")
             with state.lock:
                 state.requests.append(body)
+                state.headers.append(dict(self.headers.items()))
                 fault = state.next_fault()
                 state.served.append("ok" if fault is None else
                                     f"sleep {fault[1]}" if isinstance(fault, tuple) else
@@ -180,7 +165,7 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
             elif fault is not None:
                 self._fail_in_mode(str(fault), body)
                 return
-            self._send(200, _completion(state, body, self.headers.get(PROMPT_HEADER, "")))
+            self._send(200, _completion(state, body))
 
         def _fail_with_status(self, status: int) -> None:
             if status == 502:
@@ -189,7 +174,7 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
                 self._send(status, {"error": {"message": f"stub fault {status}", "type": "stub"}})
 
         def _fail_in_mode(self, mode: str, body: dict[str, Any]) -> None:
-            completion = json.dumps(_completion(state, body, self.headers.get(PROMPT_HEADER, "")))
+            completion = json.dumps(_completion(state, body))
             if mode == "html":
                 self._send_bytes(200, HTML_PAGE.encode(), "text/html; charset=utf-8")
             elif mode == "slow":

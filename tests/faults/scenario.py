@@ -59,6 +59,7 @@ def _load_tiny_archive(texts) -> None:
     import datetime as dt
 
     from archive.models import Chunk, Document, SubCorpus
+    from archive.outbox import apply_pending, record_changes
 
     for slug, name, genre, external_id, day, text in texts:
         sub_corpus, _ = SubCorpus.objects.get_or_create(
@@ -70,6 +71,9 @@ def _load_tiny_archive(texts) -> None:
         )
         Chunk.objects.create(document=document, ordinal=0, text=text, char_start=0,
                              char_end=len(text), token_count=len(text.split()))
+    # As an ingest does: mark the documents, then bring the indexes up to date.
+    record_changes(Document.objects.values_list("pk", flat=True))
+    apply_pending()
 
 
 # -- the faulty model endpoint --------------------------------------------------------------------

@@ -1,10 +1,13 @@
 """The evaluate command on a tiny archive: outputs, and clear failures on bad input."""
 
+import dataclasses
 import json
 
 import pytest
 from django.core.management import CommandError, call_command
 
+from retrieval.evaluation.questions import load_questions
+from retrieval.evaluation.records import AgentFigures, EvalQuestion
 from retrieval.evaluation.systems import EvalConfig, SystemRun, build_system, register_system
 from tests.retrieval.conftest import axis_vector, bump_revision
 
@@ -110,15 +113,16 @@ def test_command_exits_non_zero_from_the_command_line(tiny, tmp_path):
 def test_registered_systems_report_agent_fields(tiny, tmp_path):
     def factory(config: EvalConfig):
         def run(question):
-            return SystemRun(["intran:i1"], 0.01, {
-                "accepted_ids": ["intran:i1"], "held_ids": question["gold_ids"][:1],
-                "rejected_ids": [], "surfaced_ids": ["intran:i1"], "llm_calls": 3,
-                "input_tokens": 10, "output_tokens": 5, "engine_seconds": 0.1,
-                "model_wait_seconds": 0.2})
+            return SystemRun(["intran:i1"], 0.01, agent=AgentFigures(
+                accepted_keys=("intran:i1",), held_keys=question.gold_keys[:1],
+                rejected_keys=(), surfaced_keys=("intran:i1",), llm_calls=3,
+                input_tokens=10, output_tokens=5, engine_seconds=0.1,
+                model_wait_seconds=0.2))
         return run
 
     register_system("scripted-agent", factory)
-    assert build_system("scripted-agent", EvalConfig())({"gold_ids": ["a"]}).ranked_keys
+    assert build_system("scripted-agent", EvalConfig())(
+        EvalQuestion(qid="q", question="", question_type="", gold_keys=("a",))).ranked_keys
     out = tmp_path / "agent"
     call_command("evaluate", "--questions", str(tiny), "--system", "scripted-agent",
                  "--out", str(out), "--no-progress")
@@ -146,12 +150,37 @@ def test_pool_option_restricts_candidates_to_a_corpus_file(tiny, tmp_path):
 def test_concurrent_workers_give_the_same_rows_in_question_order(tiny, tmp_path):
     from retrieval.evaluation.runner import evaluate_system
 
-    questions = [json.loads(line) for line in tiny.read_text().splitlines()] * 3
-    for i, question in enumerate(questions):
-        question["qid"] = f"q{i}"
+    questions = [dataclasses.replace(question, qid=f"q{i}")
+                 for i, question in enumerate(load_questions(tiny) * 3)]
     kwargs = {"ks": [2, 10], "sub_corpus_of": {}, "genre_of": {}, "progress": False}
     one = evaluate_system("hybrid-per-subcorpus", questions, EvalConfig(), **kwargs)
     many = evaluate_system("hybrid-per-subcorpus", questions, EvalConfig(), workers=4, **kwargs)
-    assert [q["qid"] for q in many["per_question"]] == [q["qid"] for q in questions]
+    assert [q["qid"] for q in many["per_question"]] == [q.qid for q in questions]
     assert [q["ranked_ids"] for q in many["per_question"]] == [
         q["ranked_ids"] for q in one["per_question"]]
+
+
+def test_evaluate_writes_its_summary_into_a_document_block(tiny, tmp_path):
+    doc = tmp_path / "README.md"
+    doc.write_text("Prose.\n<!-- BEGIN generated: eval-dev -->\nold\n"
+                   "<!-- END generated: eval-dev -->\nMore prose.\n")
+    call_command("evaluate", "--questions", str(tiny), "--system", "bm25", "--system", "hybrid",
+                 "--out", str(tmp_path / "out"), "--no-progress", "--write-doc", str(doc),
+                 "--doc-block", "eval-dev")
+    text = doc.read_text()
+    comparison = json.loads((tmp_path / "out" / "comparison.json").read_text())
+    assert text.startswith("Prose.\n") and text.endswith("More prose.\n") and "\nold\n" not in text
+    assert ("manage.py evaluate --questions q.jsonl --system bm25 --system hybrid --k 2,5,10,20 "
+            "--out out --write-doc README.md --doc-block eval-dev`") in text
+    assert "| system | R@5 | R@10 | MRR | debates gold R@10 | press gold R@10 |" in text
+    bm25 = next(r for r in comparison if r["system"] == "bm25")
+    assert f"| `bm25` | {bm25['overall']['recall@5']:.3f} |" in text
+
+
+def test_evaluate_refuses_a_document_without_the_block(tiny, tmp_path):
+    doc = tmp_path / "README.md"
+    doc.write_text("No block here.\n")
+    with pytest.raises(CommandError, match="exactly one"):
+        call_command("evaluate", "--questions", str(tiny), "--system", "bm25", "--out",
+                     str(tmp_path / "out"), "--no-progress", "--write-doc", str(doc))
+    assert doc.read_text() == "No block here.\n"

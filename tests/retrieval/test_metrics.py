@@ -14,6 +14,7 @@ from retrieval.evaluation.metrics import (
     single_channel_gold,
     summarize,
 )
+from retrieval.evaluation.records import AgentFigures, ResultRow
 
 RANKED = ["a", "x", "b", "y", "z"]
 
@@ -57,14 +58,14 @@ def test_miss_causes_take_the_furthest_stage_each_missed_gold_reached():
 
 def test_summarize_reports_agent_fields_and_miss_shares():
     rows = [
-        {"ranked_ids": ["a", "b"], "gold_ids": ["a", "c"], "seconds": 1.0,
-         "extras": {"accepted_ids": ["a", "b"], "held_ids": ["c"], "rejected_ids": [],
-                    "llm_calls": 10, "input_tokens": 100, "output_tokens": 10,
-                    "engine_seconds": 0.5, "model_wait_seconds": 3.0}},
-        {"ranked_ids": ["d"], "gold_ids": ["d", "e"], "seconds": 3.0,
-         "extras": {"accepted_ids": ["d"], "held_ids": [], "rejected_ids": ["e"],
-                    "llm_calls": 20, "input_tokens": 300, "output_tokens": 30,
-                    "engine_seconds": 1.5, "model_wait_seconds": 5.0}},
+        ResultRow(ranked_keys=["a", "b"], gold_keys=["a", "c"], seconds=1.0,
+                  agent=AgentFigures(accepted_keys=("a", "b"), held_keys=("c",), rejected_keys=(),
+                                     llm_calls=10, input_tokens=100, output_tokens=10,
+                                     engine_seconds=0.5, model_wait_seconds=3.0)),
+        ResultRow(ranked_keys=["d"], gold_keys=["d", "e"], seconds=3.0,
+                  agent=AgentFigures(accepted_keys=("d",), held_keys=(), rejected_keys=("e",),
+                                     llm_calls=20, input_tokens=300, output_tokens=30,
+                                     engine_seconds=1.5, model_wait_seconds=5.0)),
     ]
     out = summarize(rows, [2, 10])
     assert out["recall@2"] == 0.5 and out["recall@10"] == 0.5
@@ -80,8 +81,8 @@ def test_summarize_reports_agent_fields_and_miss_shares():
 
 
 def test_recall_by_group_counts_each_gold_document_under_its_label():
-    rows = [{"ranked_ids": ["p1", "d1"], "gold_ids": ["p1", "d2"]},
-            {"ranked_ids": ["d3"], "gold_ids": ["p2", "d3"]}]
+    rows = [ResultRow(ranked_keys=["p1", "d1"], gold_keys=["p1", "d2"]),
+            ResultRow(ranked_keys=["d3"], gold_keys=["p2", "d3"])]
     groups = {"p1": "press", "p2": "press", "d2": "debates", "d3": "debates"}
     assert recall_by_group(rows, groups) == {
         "debates": {"recall@10": 0.5, "n_gold": 2}, "press": {"recall@10": 0.5, "n_gold": 2}}

@@ -32,11 +32,19 @@ def test_setting_up_django_and_loading_every_url_starts_and_writes_nothing(tmp_p
     assert not data_dir.exists()
 
 
-def test_without_a_configured_key_only_the_secret_key_is_written(tmp_path):
+def test_without_a_configured_key_the_key_is_written_on_first_use_and_kept(tmp_path):
     data_dir = tmp_path / "data"
     result = _run("import django; django.setup()", data_dir)
     assert result.returncode == 0, result.stderr
+    assert not data_dir.exists()
+    code = ("import django; django.setup()\n"
+            "from django.conf import settings\n"
+            "print(str(settings.SECRET_KEY))\n")
+    first, second = _run(code, data_dir), _run(code, data_dir)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
     assert [p.name for p in data_dir.iterdir()] == ["secret_key"]
+    assert (data_dir / "secret_key").stat().st_mode & 0o777 == 0o600
+    assert first.stdout == second.stdout and len(first.stdout.strip()) > 40
 
 
 def test_stop_command_starts_nothing_to_stop_it(tmp_path):

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from archive.models import CorpusRevision, Document
+from common.document_keys import document_key, split_document_key
+from common.generated_docs import (
+    GeneratedBlockError,
+    check_generated_block,
+    shown_path,
+    write_generated_block,
+)
 from retrieval.analysis import DEFAULT_OPTIONS
 from retrieval.bm25.indexer import prepare_index
 from retrieval.bm25.store import engine_name
@@ -20,9 +28,9 @@ from retrieval.evaluation.questions import (
     load_pool,
     load_questions,
 )
-from retrieval.evaluation.report import write_comparison, write_system
+from retrieval.evaluation.report import summary_markdown, write_comparison, write_system
 from retrieval.evaluation.runner import evaluate_system
-from retrieval.evaluation.systems import EvalConfig, system_names
+from retrieval.evaluation.systems import EvalConfig, preview_prompts, system_names
 from retrieval.warm_start import CHANNEL_POOL, DEFAULT_WEIGHTS
 
 
@@ -33,7 +41,7 @@ class Command(BaseCommand):
         parser.add_argument("--questions", required=True, type=Path)
         parser.add_argument("--system", action="append", required=True, dest="systems",
                             help=f"repeatable; registered: {', '.join(system_names())}")
-        parser.add_argument("--out", required=True, type=Path)
+        parser.add_argument("--out", type=Path, help="results directory (not with --dry-run)")
         parser.add_argument("--limit", type=int, default=None, help="first N questions only")
         parser.add_argument("--k", default="2,5,10,20", help="comma-separated cut-offs")
         parser.add_argument("--sub-corpus", action="append", dest="sub_corpora",
@@ -45,6 +53,13 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=1,
                             help="questions run at once (threads); useful for LLM systems")
         parser.add_argument("--no-progress", action="store_true")
+        parser.add_argument("--dry-run", action="store_true",
+                            help="print the prompts of the first question (after --limit) "
+                                 "without calling any model, then stop")
+        parser.add_argument("--write-doc", type=Path, action="append", default=[],
+                            help="write the summary table into this document (repeatable)")
+        parser.add_argument("--doc-block", default="evaluation",
+                            help="name of the generated block the table replaces")
 
     def handle(self, *args, **options):
         try:
@@ -53,16 +68,23 @@ class Command(BaseCommand):
             raise CommandError(f"--k must be comma-separated integers: {exc}") from exc
         if not ks or min(ks) < 1:
             raise CommandError("--k needs positive cut-offs")
+        if not options["out"] and not options["dry_run"]:
+            raise CommandError("--out is required (results directory), except with --dry-run")
         ks = sorted(set(ks) | {10})  # recall@10 feeds the sub-corpus and miss figures
         unknown = [s for s in options["systems"] if s not in system_names()]
         if unknown:
             raise CommandError(f"unknown system(s) {', '.join(unknown)}; "
                                f"registered: {', '.join(system_names())}")
+        try:
+            for doc in options["write_doc"]:  # before a long run, not after it
+                check_generated_block(doc, options["doc_block"])
+        except GeneratedBlockError as exc:
+            raise CommandError(str(exc)) from exc
         path: Path = options["questions"]
         try:
             questions = load_questions(path)
             rows = Document.objects.values_list("id", "sub_corpus__slug", "external_id")
-            key_to_id = {f"{slug}:{ext}": pk for pk, slug, ext in rows}
+            key_to_id = {document_key(slug, ext): pk for pk, slug, ext in rows}
             check_gold_ids(questions, set(key_to_id), path.name)
             document_ids, pool_label = None, "whole archive"
             if options["pool"]:
@@ -82,7 +104,16 @@ class Command(BaseCommand):
         if options["limit"]:
             questions = questions[: options["limit"]]
         config = EvalConfig(sub_corpora=sub_corpora, document_ids=document_ids)
-        sub_corpus_of = {key: key.partition(":")[0] for q in questions for key in q["gold_ids"]}
+        if options["dry_run"]:
+            if not questions:
+                raise CommandError("no question to preview")
+            for name in options["systems"]:
+                try:
+                    preview_prompts(name, questions[0], config, self.stdout.write)
+                except KeyError as exc:
+                    raise CommandError(exc.args[0]) from exc
+            return
+        sub_corpus_of = {key: split_document_key(key)[0] for q in questions for key in q.gold_keys}
         from retrieval.selectors import genre_by_sub_corpus
 
         genre_of = genre_by_sub_corpus()
@@ -129,6 +160,33 @@ class Command(BaseCommand):
         if several:
             write_comparison(results, out)
             self.stdout.write(f"comparison -> {out / 'results.md'}")
+        for doc in options["write_doc"]:
+            try:
+                write_generated_block(doc, options["doc_block"], summary_markdown(results),
+                                      command=_command_line(options))
+            except GeneratedBlockError as exc:
+                raise CommandError(str(exc)) from exc
+            self.stdout.write(f"summary -> {doc} (block {options['doc_block']})")
+
+
+def _command_line(options: dict) -> str:
+    """Say how to measure this again, naming files by their place in the repository."""
+    def shown(path: Path) -> str:
+        return shown_path(path, Path(settings.BASE_DIR))
+
+    words = ["manage.py", "evaluate", "--questions", shown(options["questions"])]
+    for system in options["systems"]:
+        words += ["--system", system]
+    if options["pool"]:
+        words += ["--pool", shown(options["pool"])]
+    for sub_corpus in options["sub_corpora"] or []:
+        words += ["--sub-corpus", sub_corpus]
+    if options["limit"]:
+        words += ["--limit", str(options["limit"])]
+    words += ["--k", options["k"], "--out", shown(options["out"])]
+    words += [arg for doc in options["write_doc"] for arg in ("--write-doc", shown(doc))]
+    words += ["--doc-block", options["doc_block"]]
+    return shlex.join(words)
 
 
 def _dirname(system: str) -> str:

@@ -22,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 from agent.durability import sweep_every
 from trace_site import embedded
 from trace_site.env import env_int, env_str
+from trace_site.secret_key import stored_secret_key
 from trace_site.web_server import WebServerOptions, bind_listener
 
 DEMO_CORPUS = Path(settings.BASE_DIR) / "demo" / "historiqa" / "corpus.jsonl"
@@ -59,6 +60,8 @@ class Command(BaseCommand):
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, _interrupt)
         try:
+            if not env_str("TRACE_SECRET_KEY"):
+                stored_secret_key(settings.TRACE_SECRET_KEY_FILE)  # before any child reads it
             # The port is bound first, once: a port in use is said before anything starts, every
             # web process accepts from this one socket, and one that is restarted leaves the
             # connections waiting in its queue, never refused.

@@ -1,0 +1,56 @@
+"""The evaluation's typed records: a question, what a system found for it, the agent's figures."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class EvalQuestion:
+    """One question of a questions file, with the document keys that answer it.
+
+    The file spells them `gold_ids` (a published column); here they are what they hold: keys.
+    """
+
+    qid: str
+    question: str
+    question_type: str
+    gold_keys: tuple[str, ...]
+    line: int = 0  # where it stands in its file, to name it in an error
+
+
+@dataclass(frozen=True)
+class AgentFigures:
+    """What an engine system did besides ranking: the documents it judged, its usage."""
+
+    accepted_keys: tuple[str, ...] = ()
+    held_keys: tuple[str, ...] = ()
+    rejected_keys: tuple[str, ...] = ()
+    surfaced_keys: tuple[str, ...] = ()
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    engine_seconds: float = 0.0
+    model_wait_seconds: float = 0.0
+    cached_tokens: int = 0
+    cost: float = 0.0  # priced with the configured per-million-token prices
+    quoted_words: int = 0  # words the rationales quote
+    false_claims: tuple[dict, ...] = ()  # quoted words their chunk does not print (must be none)
+
+    def to_json(self) -> dict:
+        """Return the figures as results.json publishes them (`accepted_ids`: lists of keys)."""
+        return {name.replace("_keys", "_ids"): list(value) if isinstance(value, tuple) else value
+                for name, value in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """What one system returned for one question, with the question's gold document keys."""
+
+    ranked_keys: list[str]
+    gold_keys: list[str]
+    qid: str = ""
+    question_type: str = ""
+    seconds: float = 0.0
+    channel_rankings: dict[str, list[str]] = field(default_factory=dict)
+    agent: AgentFigures | None = None
