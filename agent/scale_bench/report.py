@@ -122,6 +122,9 @@ def render(sizes: list[SizeResults], *, command: str, plot_name: str) -> str:
         f"Targets are the issue's, at 10^6 chunks; they are judged here at the largest size that "
         f"finished ({_fmt(_chunks(largest))} chunks).",
         "",
+        *([f"These verdicts hold at {_fmt(_chunks(largest))} chunks only: the 10^6 targets are "
+           "not measured until the 10^6 size finishes (see the unfinished sizes below).", ""]
+          if _chunks(largest) < 1_000_000 else []),
         "## Targets",
         "",
         "| target | measured | verdict |",
