@@ -151,7 +151,8 @@ class TantivyIndex:
         collector.garbage_collect_files()
         collector.wait_merging_threads()
 
-    def _query(self, ix: Any, query: str, filters: SearchRequest) -> Any | None:
+    def _query(self, ix: Any, query: str, filters: SearchRequest) -> tuple[Any, Any] | None:
+        """Return the filtered query and its scoring part alone (cheaper to explain)."""
         schema = ix.schema
         should = []
         for language in self._languages:
@@ -160,7 +161,8 @@ class TantivyIndex:
                                tantivy.Query.term_query(schema, f"text_{language}", term)))
         if not should:
             return None
-        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+        scoring = tantivy.Query.boolean_query(should)
+        clauses = [(tantivy.Occur.Must, scoring)]
         restrictions = []
         if filters.sub_corpora is not None:
             restrictions.append(tantivy.Query.term_set_query(
@@ -180,19 +182,20 @@ class TantivyIndex:
         if filters.exclude_document_keys:
             clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
                 schema, "document_key", list(filters.exclude_document_keys))))
-        return tantivy.Query.boolean_query(clauses)
+        return tantivy.Query.boolean_query(clauses), scoring
 
     def search(self, query: str, filters: SearchRequest, limit: int) -> list[ChunkMatch]:
         """Return up to ``limit`` chunks matching any analysed query term, best first."""
         ix = self._reader()
-        tantivy_query = self._query(ix, query, filters)
-        if tantivy_query is None:
+        queries = self._query(ix, query, filters)
+        if queries is None:
             return []
+        tantivy_query, scoring = queries
         searcher = ix.searcher()
         hits = searcher.search(tantivy_query, max(limit, RESCORE_CANDIDATES), count=False).hits
         # Sorted by the rescored BM25; Tantivy's order breaks ties.
         ranked = sorted(
-            ((rescored(tantivy_query, searcher, address, self.k1, self.b), rank, address)
+            ((rescored(scoring, searcher, address, self.k1, self.b), rank, address)
              for rank, (_, address) in enumerate(hits)),
             key=lambda item: (-item[0], item[1]))
         matches = []
