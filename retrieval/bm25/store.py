@@ -29,7 +29,7 @@ _open_lock = threading.Lock()
 
 def engine_name() -> str:
     """Return the configured engine (TRACE_BM25_ENGINE), refusing an unknown one."""
-    name = getattr(settings, "TRACE_BM25_ENGINE", "whoosh")
+    name = getattr(settings, "TRACE_BM25_ENGINE", "tantivy")
     if name not in ENGINES:
         raise ValueError(f"TRACE_BM25_ENGINE must be one of {ENGINES}, not {name!r}")
     return name

@@ -28,7 +28,7 @@ from retrieval.analysis import (
 )
 
 # Candidates Tantivy ranks before the rescoring: enough that the rescored top 100 are stable.
-RESCORE_CANDIDATES = 100
+RESCORE_CANDIDATES = 50
 _CASE_CUT = re.compile(rf"(?<=[{LOWER_LETTERS}])(?=[{UPPER_LETTERS}])")
 # whoosh's StopFilter drops tokens shorter than two characters: as stop words here.
 _SINGLE_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789ßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿœ"
