@@ -1,9 +1,10 @@
-"""Evaluation systems `offline` and `trace`: the whole engine run per question, in process."""
+"""Evaluation systems `offline`, `trace` and `oracle*`: the whole engine run per question."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from django.conf import settings
 
@@ -11,6 +12,7 @@ from agent.engine.claims import quoted_words, unsupported_claims
 from agent.engine.config import EngineConfig
 from agent.engine.events import Event, SearchRan, VerdictGiven, WarmStartRan
 from agent.engine.investigation import run_investigation
+from agent.engine.oracle import OracleJudge, OraclePolicy
 from agent.engine.prompting import Prompt
 from agent.engine.sinks import ListSink
 from agent.policies import configured_policy
@@ -28,7 +30,6 @@ from retrieval.evaluation.systems import (
 def agent_figures(events: list[Event], result) -> AgentFigures:
     """Derive the accepted / held / rejected / surfaced sets and usage from a run's events."""
     accepted = {c.document_key for chunks in result.accepted.values() for c in chunks}
-    held = set(result.held_document_keys) - accepted
     verdict_docs: dict[str, set[str]] = {}
     surfaced: set[str] = set()
     for event in events:
@@ -36,6 +37,9 @@ def agent_figures(events: list[Event], result) -> AgentFigures:
             surfaced.update(event.document_keys)
         elif isinstance(event, VerdictGiven):
             verdict_docs.setdefault(event.verdict, set()).add(event.document_key)
+    # Held and never promoted includes chunks pushed out of a full held pool: they were found
+    # and judged worth keeping, so their loss is the held stage's, not retrieval's.
+    held = (set(result.held_document_keys) | verdict_docs.get("hold", set())) - accepted
     rejected = verdict_docs.get("reject", set()) - accepted - held
     counters = result.counters
     claims, false_claims = rationale_claims(events)
@@ -79,23 +83,48 @@ def _engine_system(make_policy):
         def system(question: EvalQuestion) -> SystemRun:
             sink = ListSink()  # evaluation keeps events in memory and persists nothing
             started = time.perf_counter()
-            result = run_investigation(question.question, policy=make_policy(),
+            policy = make_policy(question)
+            result = run_investigation(question.question, policy=policy,
                                        retriever=retriever, sink=sink, config=EngineConfig())
+            figures = agent_figures(sink.events, result)
+            judge = getattr(policy, "judge", None)
+            if isinstance(judge, OracleJudge):
+                figures = replace(figures, oracle_decisions=judge.decisions,
+                                  oracle_errors=judge.errors)
             return SystemRun(list(result.ranked_document_keys), time.perf_counter() - started,
-                             agent=agent_figures(sink.events, result))
+                             agent=figures)
 
         return system
 
     return factory
 
 
-def _offline_policy():
+def _offline_policy(question: EvalQuestion):
     from agent.engine.offline import OfflinePolicy
 
     return OfflinePolicy()
 
 
-def _llm_policy():
+def _oracle_policy(error_rate: float):
+    """Build, per question, an oracle judging by its gold keys, seeded by its id."""
+    def make(question: EvalQuestion) -> OraclePolicy:
+        judge = OracleJudge(question.gold_keys, error_rate=error_rate,
+                            seed=question.qid or question.question)
+        return OraclePolicy(judge)
+
+    return make
+
+
+# Judge error rates of the oracle curve; `oracle` is the perfect judge (the search ceiling).
+ORACLE_ERROR_RATES = (0.0, 0.05, 0.10, 0.20, 0.30)
+
+
+def oracle_system_name(error_rate: float) -> str:
+    """Name the oracle system of one error rate: `oracle`, `oracle-err05`, `oracle-err10`..."""
+    return "oracle" if error_rate == 0 else f"oracle-err{round(error_rate * 100):02d}"
+
+
+def _llm_policy(question: EvalQuestion):
     from agent.chat import configured_chat_model
     from agent.engine.llm_policy import LLMPolicy
 
@@ -133,4 +162,7 @@ def preview_trace_prompts(question: EvalQuestion, config: EvalConfig,
 def register() -> None:
     register_system("offline", _engine_system(_offline_policy))
     register_system("trace", _engine_system(_llm_policy))
+    for error_rate in ORACLE_ERROR_RATES:
+        register_system(oracle_system_name(error_rate),
+                        _engine_system(_oracle_policy(error_rate)))
     register_prompt_preview("trace", preview_trace_prompts)

@@ -45,10 +45,12 @@ def chunk_text(
     # Units are sentences, or cap-sized pieces of an over-long sentence.
     units: list[tuple[int, int, int]] = []
     for start, end in sentence_spans(text, split_glued=split_glued):
-        tokens = _token_spans(text, start, end)
-        if len(tokens) <= max_tokens:
-            units.append((start, end, len(tokens)))
+        # Counting is enough for the sentences under the cap (nearly all): no spans to build.
+        count = len(_TOKEN.findall(text, start, end))
+        if count <= max_tokens:
+            units.append((start, end, count))
             continue
+        tokens = _token_spans(text, start, end)
         for i in range(0, len(tokens), max_tokens):
             piece = tokens[i : i + max_tokens]
             units.append((piece[0][0], piece[-1][1], len(piece)))

@@ -1,5 +1,5 @@
-"""An ``ilike`` lookup: Django's ``icontains`` wraps both sides in UPPER(), which no trigram
-index can serve, while a plain ILIKE uses the GIN pg_trgm index on chunk text."""
+"""An ``ilike`` lookup: a plain case-insensitive LIKE, where Django's ``icontains`` wraps both
+sides in UPPER()."""
 
 from __future__ import annotations
 

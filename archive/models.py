@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
@@ -80,6 +79,8 @@ class Chunk(models.Model):
     char_start = models.PositiveIntegerField()
     char_end = models.PositiveIntegerField()
     token_count = models.PositiveIntegerField()
+    # SHA-256 of `text`: the key under which its vector is reused.
+    content_hash = models.CharField(max_length=64, blank=True, default="")
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True)
 
@@ -96,7 +97,8 @@ class Chunk(models.Model):
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
             ),
-            GinIndex(name="chunk_text_trgm", fields=["text"], opclasses=["gin_trgm_ops"]),
+            # Vectors are looked up by text hash (see archive/embeddings/cache.py).
+            models.Index(name="chunk_content_hash", fields=["content_hash"]),
         ]
 
     def __str__(self) -> str:
@@ -104,7 +106,7 @@ class Chunk(models.Model):
 
 
 class EmbeddingCache(models.Model):
-    """Vectors by content hash and model: re-ingest and model switches embed only what changed."""
+    """Vectors by content hash and model that no chunk holds (see archive/embeddings/cache.py)."""
 
     content_hash = models.CharField(max_length=64)
     model = models.CharField(max_length=200)

@@ -1,27 +1,40 @@
-"""Archive writes: ingest documents, replace their chunks, embed them, bump the revision."""
+"""Archive writes: stream documents in, replace their chunks, embed them, bump the revision."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import DatabaseError, transaction
+import numpy as np
+import psycopg
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from tqdm import tqdm
 
-from archive.chunking import chunk_text
-from archive.embeddings import EmbeddingProvider, embed_passages_cached, get_provider
-from archive.importers import DocumentRecord, RecordError, read_records
+from archive.bulk_writes import ChunkRow, chunks_copy, document_ids_allocate, documents_copy
+from archive.chunking import TextChunk, chunk_text
+from archive.embeddings import EmbeddingProvider, get_provider
+from archive.embeddings.cache import (
+    cache_keep_displaced,
+    cache_release,
+    content_sha256,
+    known_vectors,
+)
+from archive.embeddings.pool import EmbeddingPool
+from archive.importers import DocumentRecord, RecordError, checked_records, scan_file
 from archive.models import Chunk, CorpusRevision, Document, SubCorpus
 from archive.outbox import apply_pending_logged, record_changes
+from common.document_keys import document_key_sql
 from common.search import SubCorpusInfo
 
 ON_ERROR = ("refuse", "skip")
 # What a write of an unchecked value raises: the database's refusal, or the driver's when a
-# string cannot be encoded for it (a lone surrogate).
-WRITE_ERRORS = (DatabaseError, UnicodeEncodeError)
+# string cannot be encoded for it (a lone surrogate, or a NUL inside a COPY stream).
+WRITE_ERRORS = (DatabaseError, psycopg.Error, UnicodeEncodeError)
 
 
 class IngestRefused(Exception):
@@ -110,119 +123,6 @@ def _document_fields(record: DocumentRecord) -> dict:
     }
 
 
-def _chunks_for(document: Document) -> list[Chunk]:
-    return [
-        Chunk(document=document, ordinal=p.ordinal, text=p.text, char_start=p.char_start,
-              char_end=p.char_end, token_count=p.token_count)
-        for p in chunk_text(document.text)
-    ]
-
-
-def _embed_chunks(
-    chunks: list[Chunk], provider: EmbeddingProvider, on_progress: Callable[[int], object] | None
-) -> int:
-    vectors, computed = embed_passages_cached(
-        provider, [c.text for c in chunks], on_progress=on_progress
-    )
-    for chunk, vector in zip(chunks, vectors, strict=True):
-        chunk.embedding = vector
-        chunk.embedding_model = provider.name
-    return computed
-
-
-def documents_write_batch(
-    *, records: list[DocumentRecord], provider: EmbeddingProvider | None, report: IngestReport,
-    on_embedded: Callable[[int], object] | None = None,
-) -> None:
-    """Create or update ``records`` with their chunks (and vectors) in one transaction."""
-    with transaction.atomic():
-        sub_corpora = {r.sub_corpus.slug: sub_corpus_ensure(info=r.sub_corpus) for r in records}
-        wanted = Q(pk__in=[])
-        for r in records:
-            wanted |= Q(sub_corpus=sub_corpora[r.sub_corpus.slug], external_id=r.external_id)
-        existing = {
-            (d.sub_corpus_id, d.external_id): d
-            for d in Document.objects.select_for_update().filter(wanted)
-        }
-        new_chunks: list[Chunk] = []
-        changed = False
-        touched: list[int] = []
-        for record in records:
-            sub_corpus = sub_corpora[record.sub_corpus.slug]
-            fields = _document_fields(record)
-            document = existing.get((sub_corpus.pk, record.external_id))
-            if document is None:
-                document = Document.objects.create(
-                    sub_corpus=sub_corpus, external_id=record.external_id, **fields
-                )
-                report.created += 1
-                touched.append(document.pk)
-            elif document.content_hash == fields["content_hash"]:
-                report.unchanged += 1
-                continue
-            else:
-                text_changed = document.text != record.text
-                for name, value in fields.items():
-                    setattr(document, name, value)
-                document.save()
-                report.updated += 1
-                changed = True
-                # Dates and texts feed the indexes: any update marks the document.
-                touched.append(document.pk)
-                if not text_changed:
-                    continue
-                # New text: the old chunks, spans and vectors no longer describe it.
-                document.chunks.all().delete()
-            changed = True
-            new_chunks.extend(_chunks_for(document))
-        if provider is not None and new_chunks:
-            report.embeddings_computed += _embed_chunks(new_chunks, provider, on_embedded)
-            report.chunks_embedded += len(new_chunks)
-        Chunk.objects.bulk_create(new_chunks, batch_size=500)
-        report.chunks_written += len(new_chunks)
-        record_changes(touched)
-        if changed:
-            report.revision = corpus_revision_bump()
-
-
-def _add_counts(report: IngestReport, batch: IngestReport) -> None:
-    for name in ("created", "updated", "unchanged", "chunks_written", "chunks_embedded",
-                 "embeddings_computed"):
-        setattr(report, name, getattr(report, name) + getattr(batch, name))
-    report.revision = max(report.revision, batch.revision)
-
-
-def documents_write_batch_or_each(
-    *, records: list[DocumentRecord], provider: EmbeddingProvider | None, report: IngestReport,
-    on_embedded: Callable[[int], object] | None = None,
-) -> None:
-    """Write ``records`` in one transaction; if the database refuses it, write them one by one.
-
-    A record the database refuses on its own is skipped and listed in ``report.errors``.
-    """
-    batch = IngestReport()
-    try:
-        documents_write_batch(records=records, provider=provider, report=batch,
-                              on_embedded=on_embedded)
-    except WRITE_ERRORS:
-        if len(records) == 1:
-            raise
-    else:
-        _add_counts(report, batch)
-        return
-    for record in records:
-        one = IngestReport()
-        try:
-            documents_write_batch(records=[record], provider=provider, report=one,
-                                  on_embedded=on_embedded)
-        except WRITE_ERRORS as exc:
-            report.read -= 1
-            report.errors.append(RecordError(
-                record.line, f"refused by the database ({type(exc).__name__}): {exc}"))
-        else:
-            _add_counts(report, one)
-
-
 def chunks_embed(
     *, provider: EmbeddingProvider, document_ids: list[int] | None = None, batch_size: int = 64,
     on_embedded: Callable[[int], object] | None = None,
@@ -240,107 +140,338 @@ def chunks_embed(
     for i in range(0, len(ids), batch_size):
         with transaction.atomic():
             chunks = list(Chunk.objects.select_for_update().filter(pk__in=ids[i : i + batch_size]))
-            computed += _embed_chunks(chunks, provider, on_embedded)
-            Chunk.objects.bulk_update(chunks, ["embedding", "embedding_model"])
+            # Another provider's vectors move to the cache table, so switching back reuses them.
+            cache_keep_displaced([c.pk for c in chunks], provider.name)
+            for chunk in chunks:
+                chunk.content_hash = chunk.content_hash or content_sha256(chunk.text)
+            found, from_table = known_vectors(provider.name, [c.content_hash for c in chunks])
+            missing = list(dict.fromkeys(c.text for c in chunks
+                                         if c.content_hash not in found))
+            if missing:
+                vectors = provider.embed_passages(missing)
+                found.update((content_sha256(t), v)
+                             for t, v in zip(missing, vectors, strict=True))
+            for chunk in chunks:
+                chunk.embedding = found[chunk.content_hash]
+                chunk.embedding_model = provider.name
+            Chunk.objects.bulk_update(chunks, ["embedding", "embedding_model", "content_hash"])
+            cache_release(provider.name, from_table)
             embedded += len(chunks)
-    if embedded:
-        corpus_revision_bump()
+            computed += len(missing)
+            if on_embedded:
+                on_embedded(len(chunks))
     return embedded, computed
-
-
-def ingest_records(
-    *, records: list[DocumentRecord], embed: bool = True, provider: EmbeddingProvider | None = None,
-    batch_size: int = 25, progress: bool = False, report: IngestReport | None = None,
-    skip_refused: bool = False,
-) -> IngestReport:
-    """Write validated ``records`` batch by batch, then embed whatever still lacks a vector.
-
-    With ``skip_refused`` a batch the database refuses is written record by record and the
-    refused records are skipped; otherwise the database error propagates.
-    """
-    report = report or IngestReport()
-    report.read += len(records)
-    report.lines = max(report.lines, report.read + len(report.errors))
-    write = documents_write_batch_or_each if skip_refused else documents_write_batch
-    provider = (provider or get_provider()) if embed else None
-    report.provider = provider.name if provider else ""
-    started = time.perf_counter()
-    doc_bar = tqdm(total=len(records), desc="documents", unit="doc", disable=not progress)
-    emb_bar = tqdm(desc="embedding", unit="chunk", disable=not progress or provider is None)
-    try:
-        for i in range(0, len(records), batch_size):
-            batch = records[i : i + batch_size]
-            write(records=batch, provider=provider, report=report, on_embedded=emb_bar.update)
-            doc_bar.update(len(batch))
-        if provider is not None:
-            # Unchanged documents may still lack vectors from this provider (a model switch,
-            # or an earlier --no-embed run).
-            ids = _document_ids(records)
-            embedded, computed = chunks_embed(
-                provider=provider, document_ids=ids, on_embedded=emb_bar.update
-            )
-            report.chunks_embedded += embedded
-            report.embeddings_computed += computed
-    finally:
-        doc_bar.close()
-        emb_bar.close()
-    report.seconds = time.perf_counter() - started
-    report.revision = CorpusRevision.current()
-    # The indexes read committed rows only: they are brought up to date once the writes commit
-    # (at once outside a transaction, after the caller's commit inside one).
-    transaction.on_commit(lambda: report.indexed.update(apply_pending_logged()))
-    return report
-
-
-def _document_ids(records: list[DocumentRecord]) -> list[int]:
-    ids: list[int] = []
-    by_slug: dict[str, list[str]] = {}
-    for r in records:
-        by_slug.setdefault(r.sub_corpus.slug, []).append(r.external_id)
-    for slug, external_ids in by_slug.items():
-        for i in range(0, len(external_ids), 1000):
-            ids += Document.objects.filter(
-                sub_corpus__slug=slug, external_id__in=external_ids[i : i + 1000]
-            ).values_list("pk", flat=True)
-    return ids
 
 
 def ingest_file(
     *, path: str | Path, fmt: str = "auto", metadata_csv: str | Path | None = None,
     on_error: str = "refuse", embed: bool = True,
     provider: EmbeddingProvider | str | None = None, batch_size: int = 25, progress: bool = False,
+    commit_every_batch: bool | None = None, workers: int = 0, apply_indexes: bool = True,
 ) -> IngestReport:
-    """Import ``path``: every record is checked before anything is written.
+    """Import ``path``, streaming it twice: every record is checked before anything is written.
 
-    With ``on_error="refuse"`` one bad record refuses the whole file, and the writes run in a
-    single transaction, so a database error leaves the archive (and its revision) as it was.
-    With ``"skip"`` the good records are written and the bad ones listed in the report.
+    With ``on_error="refuse"`` one bad record refuses the whole file. By default its writes then
+    run in a single transaction, so a database error leaves the archive (and its revision) as it
+    was; ``commit_every_batch=True`` commits batch by batch instead, so a killed import keeps
+    what it wrote and a rerun skips it. With ``"skip"`` the good records are written batch by
+    batch and the bad ones listed in the report. ``workers`` embedding processes (0: embed in
+    this process) compute vectors while earlier batches are written. The derived indexes apply
+    each batch after its commit; with ``apply_indexes=False`` (a bulk load) the marks wait in the
+    outbox for one catch-up afterwards (``archive.outbox.apply_pending``, or the next start).
     """
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error must be one of {ON_ERROR}")
     path = Path(path)
-    records, errors, resolved = read_records(
-        path, fmt=fmt, metadata_csv=Path(metadata_csv) if metadata_csv else None
-    )
-    lines = len(records) + len(errors)
-    if errors and on_error == "refuse":
-        raise IngestRefused(path, errors, lines)
+    scan = scan_file(path, fmt=fmt, metadata_csv=Path(metadata_csv) if metadata_csv else None)
+    if scan.errors and on_error == "refuse":
+        raise IngestRefused(path, scan.errors, scan.lines)
     if isinstance(provider, str):
         provider = get_provider(provider)
-    report = IngestReport(path=str(path), format=resolved, errors=errors, lines=lines)
-    if on_error == "skip":
-        return ingest_records(
-            records=records, embed=embed, provider=provider, batch_size=batch_size,
-            progress=progress, report=report, skip_refused=True,
-        )
+    provider = (provider or get_provider()) if embed else None
+    report = IngestReport(path=str(path), format=scan.format, errors=list(scan.errors),
+                          lines=scan.lines, provider=provider.name if provider else "")
+    records = (r for r in checked_records(scan) if isinstance(r, DocumentRecord))
+    settings = IngestSettings(
+        batch_size=batch_size, skip_refused=on_error == "skip", workers=workers,
+        progress=progress, apply_indexes=apply_indexes,
+    )
+    if on_error == "skip" or commit_every_batch:
+        return ingest_stream(records=records, total=scan.records, provider=provider,
+                             report=report, settings=settings)
     try:
         with transaction.atomic():
-            return ingest_records(
-                records=records, embed=embed, provider=provider, batch_size=batch_size,
-                progress=progress, report=report,
-            )
+            return ingest_stream(records=records, total=scan.records, provider=provider,
+                                 report=report, settings=settings)
     except WRITE_ERRORS as exc:
         raise IngestFailed(
             f"{path}: the database refused a write ({type(exc).__name__}: {exc}); "
             "the import was rolled back and nothing was written."
         ) from exc
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    batch_size: int = 25
+    skip_refused: bool = False
+    workers: int = 0
+    progress: bool = False
+    apply_indexes: bool = True
+    # A batch also closes once its texts reach this size, so 7 MB documents keep memory flat.
+    batch_chars: int = 8_000_000
+
+
+@dataclass
+class _PreparedBatch:
+    """A batch read from the input: what to write, and the vectors being computed for it."""
+
+    records: list[DocumentRecord]
+    chunks: dict[str, list[TextChunk]]  # by document key, for new or re-texted documents
+    hashes: dict[str, list[str]]  # the content hash of each of those chunks
+    reused: dict[str, np.ndarray] = field(default_factory=dict)
+    from_table: set[str] = field(default_factory=set)
+    computing: list[str] = field(default_factory=list)  # hashes, in the order of `futures`
+    futures: list[Future[np.ndarray]] = field(default_factory=list)
+    to_embed_documents: list[int] = field(default_factory=list)  # unchanged, lacking vectors
+
+
+def _batches(records: Iterator[DocumentRecord], settings: IngestSettings
+             ) -> Iterator[list[DocumentRecord]]:
+    batch: list[DocumentRecord] = []
+    chars = 0
+    for record in records:
+        batch.append(record)
+        chars += len(record.text)
+        if len(batch) >= settings.batch_size or chars >= settings.batch_chars:
+            yield batch
+            batch, chars = [], 0
+    if batch:
+        yield batch
+
+
+def _stored_state(records: list[DocumentRecord], model: str | None) -> dict[str, tuple]:
+    """Map key -> (id, content hash, whether some chunk lacks a vector of ``model``)."""
+    pairs = [(r.sub_corpus.slug, r.external_id) for r in records]
+    lacking = ("EXISTS (SELECT 1 FROM archive_chunk c WHERE c.document_id = d.id AND "
+               "(c.embedding IS NULL OR c.embedding_model <> %s))") if model else "false"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {document_key_sql('s.slug', 'd.external_id')}, d.id, d.content_hash, "
+            f"{lacking} FROM archive_document d JOIN archive_subcorpus s ON s.id = d.sub_corpus_id "
+            "JOIN unnest(%s::text[], %s::text[]) AS k(slug, external_id) "
+            "ON k.slug = s.slug AND k.external_id = d.external_id",
+            ([model] if model else []) + [[p[0] for p in pairs], [p[1] for p in pairs]],
+        )
+        return {row[0]: row[1:] for row in cursor.fetchall()}
+
+
+def _prepare(records: list[DocumentRecord], pool: EmbeddingPool | None) -> _PreparedBatch:
+    """Chunk what must be written and start embedding what no stored vector covers."""
+    model = pool.provider.name if pool else None
+    stored = _stored_state(records, model)
+    batch = _PreparedBatch(records=records, chunks={}, hashes={})
+    for record in records:
+        state = stored.get(record.key)
+        if state is not None and state[1] == record.content_hash():
+            if state[2]:
+                batch.to_embed_documents.append(state[0])
+            continue
+        chunks = chunk_text(record.text)
+        batch.chunks[record.key] = chunks
+        batch.hashes[record.key] = [content_sha256(c.text) for c in chunks]
+    if pool is None:
+        return batch
+    all_hashes = [h for hs in batch.hashes.values() for h in hs]
+    batch.reused, batch.from_table = known_vectors(pool.provider.name, all_hashes)
+    texts: dict[str, str] = {}
+    for key, chunks in batch.chunks.items():
+        for chunk, h in zip(chunks, batch.hashes[key], strict=True):
+            if h not in batch.reused:
+                texts.setdefault(h, chunk.text)
+    batch.computing = list(texts)
+    batch.futures = pool.submit(list(texts.values()))
+    return batch
+
+
+def _write_prepared(batch: _PreparedBatch, pool: EmbeddingPool | None,
+                    report: IngestReport) -> list[int]:
+    """Write ``batch`` in one transaction; return the ids of the documents it changed."""
+    vectors = dict(batch.reused)
+    if pool is not None:
+        vectors.update(zip(batch.computing, EmbeddingPool.gather(batch.futures), strict=True))
+    model = pool.provider.name if pool else ""
+    changed: list[int] = []
+    with transaction.atomic():
+        sub_corpora = {r.sub_corpus.slug: sub_corpus_ensure(info=r.sub_corpus)
+                       for r in batch.records}
+        wanted = Q(pk__in=[])
+        for r in batch.records:
+            wanted |= Q(sub_corpus=sub_corpora[r.sub_corpus.slug], external_id=r.external_id)
+        existing = {
+            (d.sub_corpus_id, d.external_id): d
+            for d in Document.objects.select_for_update().filter(wanted)
+        }
+        new: list[tuple[DocumentRecord, dict]] = []
+        rechunked: list[tuple[int, DocumentRecord]] = []
+        for record in batch.records:
+            sub_corpus = sub_corpora[record.sub_corpus.slug]
+            fields = _document_fields(record)
+            document = existing.get((sub_corpus.pk, record.external_id))
+            if document is None:
+                new.append((record, {"sub_corpus_id": sub_corpus.pk,
+                                     "external_id": record.external_id, **fields}))
+                report.created += 1
+                continue
+            if document.content_hash == fields["content_hash"]:
+                report.unchanged += 1
+                continue
+            text_changed = document.text != record.text
+            for name, value in fields.items():
+                setattr(document, name, value)
+            document.save()
+            report.updated += 1
+            changed.append(document.pk)
+            if text_changed:
+                # New text: the old chunks, spans and vectors no longer describe it.
+                document.chunks.all().delete()
+                rechunked.append((document.pk, record))
+        ids = document_ids_allocate(len(new))
+        for (_, row), pk in zip(new, ids, strict=True):
+            row["id"] = pk
+        documents_copy(row for _, row in new)
+        changed += ids
+        chunk_rows = [
+            ChunkRow(document_id=pk, chunk=chunk, content_hash=h, vector=vectors.get(h),
+                     model=model)
+            for pk, record in [*((row["id"], r) for r, row in new), *rechunked]
+            for chunk, h in _chunks_with_hashes(batch, record)
+        ]
+        report.chunks_written += chunks_copy(chunk_rows)
+        # Dates and texts feed the derived indexes: every created or updated document is marked.
+        record_changes(changed)
+        report.chunks_embedded += sum(1 for row in chunk_rows if row.vector is not None)
+        if pool is not None:
+            report.embeddings_computed += len(batch.computing)
+            cache_release(model, batch.from_table)
+    return changed
+
+
+def _chunks_with_hashes(batch: _PreparedBatch, record: DocumentRecord
+                        ) -> list[tuple[TextChunk, str]]:
+    if record.key not in batch.chunks:
+        # Stored unchanged when the batch was read, changed by another import since: its
+        # chunks get their vectors from chunks_embed after the write.
+        batch.chunks[record.key] = chunk_text(record.text)
+        batch.hashes[record.key] = [content_sha256(c.text) for c in batch.chunks[record.key]]
+    return list(zip(batch.chunks[record.key], batch.hashes[record.key], strict=True))
+
+
+def _write_or_each(batch: _PreparedBatch, pool: EmbeddingPool | None, report: IngestReport,
+                   settings: IngestSettings) -> list[int]:
+    """Write ``batch``; with ``skip_refused``, a batch the database refuses goes record by record.
+
+    A record the database refuses on its own is skipped and listed in ``report.errors``.
+    """
+    if not settings.skip_refused:
+        return _write_prepared(batch, pool, report)
+    attempt = IngestReport()
+    try:
+        changed = _write_prepared(batch, pool, attempt)
+    except WRITE_ERRORS:
+        if len(batch.records) == 1:
+            raise
+    else:
+        _add_counts(report, attempt)
+        return changed
+    vectors = dict(batch.reused)
+    if pool is not None:
+        vectors.update(zip(batch.computing, EmbeddingPool.gather(batch.futures), strict=True))
+        report.embeddings_computed += len(batch.computing)
+    changed = []
+    for record in batch.records:
+        one = _PreparedBatch(
+            records=[record], chunks={k: v for k, v in batch.chunks.items() if k == record.key},
+            hashes={k: v for k, v in batch.hashes.items() if k == record.key},
+            reused=vectors, from_table=batch.from_table,
+        )
+        attempt = IngestReport()
+        try:
+            changed += _write_prepared(one, pool, attempt)
+        except WRITE_ERRORS as exc:
+            report.read -= 1
+            report.errors.append(RecordError(
+                record.line, f"refused by the database ({type(exc).__name__}): {exc}"))
+        else:
+            attempt.embeddings_computed = 0  # counted once for the whole batch above
+            _add_counts(report, attempt)
+    return changed
+
+
+def _add_counts(report: IngestReport, batch: IngestReport) -> None:
+    for name in ("created", "updated", "unchanged", "chunks_written", "chunks_embedded",
+                 "embeddings_computed"):
+        setattr(report, name, getattr(report, name) + getattr(batch, name))
+
+
+def ingest_stream(
+    *, records: Iterator[DocumentRecord], total: int, provider: EmbeddingProvider | None,
+    report: IngestReport, settings: IngestSettings,
+) -> IngestReport:
+    """Write checked ``records`` batch by batch while later batches are chunked and embedded.
+
+    Each batch is one transaction (a savepoint when the caller holds one); the corpus revision
+    moves once, at the end, if anything changed.
+    """
+    started = time.perf_counter()
+    bar = tqdm(total=total, desc="ingest", unit="doc", disable=not settings.progress,
+               dynamic_ncols=True)
+    pool = EmbeddingPool(provider, settings.workers) if provider is not None else None
+    in_flight: deque[_PreparedBatch] = deque()
+    changed_any = False
+
+    def write_oldest() -> None:
+        nonlocal changed_any
+        batch = in_flight.popleft()
+        changed = _write_or_each(batch, pool, report, settings)
+        changed_any = changed_any or bool(changed)
+        if pool is not None and batch.to_embed_documents:
+            # Unchanged documents may still lack vectors from this provider (a model switch,
+            # or an earlier import without embedding).
+            embedded, computed = chunks_embed(provider=pool.provider,
+                                              document_ids=batch.to_embed_documents)
+            report.chunks_embedded += embedded
+            report.embeddings_computed += computed
+            changed_any = changed_any or embedded > 0
+        if settings.apply_indexes and not connection.in_atomic_block:
+            # Committed: the derived indexes learn this batch now, so it is soon searchable.
+            _add_indexed(report, apply_pending_logged())
+        bar.update(len(batch.records))
+        bar.set_postfix(chunks=report.chunks_written, refresh=False)
+
+    try:
+        for records_batch in _batches(records, settings):
+            report.read += len(records_batch)
+            in_flight.append(_prepare(records_batch, pool))
+            while len(in_flight) > settings.workers:
+                write_oldest()
+        while in_flight:
+            write_oldest()
+    finally:
+        bar.close()
+        if pool is not None:
+            pool.close()
+    if changed_any:
+        with transaction.atomic():
+            corpus_revision_bump()
+    report.seconds = time.perf_counter() - started
+    report.revision = CorpusRevision.current()
+    # The indexes read committed rows only: inside the caller's transaction they catch up after
+    # its commit (outside one, at once, draining anything left behind).
+    if settings.apply_indexes:
+        transaction.on_commit(lambda: _add_indexed(report, apply_pending_logged()))
+    return report
+
+
+def _add_indexed(report: IngestReport, counts: dict[str, int]) -> None:
+    for name, count in counts.items():
+        report.indexed[name] = report.indexed.get(name, 0) + count

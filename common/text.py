@@ -14,13 +14,22 @@ positions were measured with each one as it is.
 
 from __future__ import annotations
 
+import functools
+import re
 import unicodedata
 
 
 def without_combining_marks(text: str) -> str:
     """Decompose ``text`` (NFKD) and drop every combining mark: "é" becomes "e", "ﬁ" "fi"."""
     decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    # Look each distinct character up once, then delete the marks in one regex pass.
+    marks = frozenset(ch for ch in set(decomposed) if unicodedata.combining(ch))
+    return _marks_pattern(marks).sub("", decomposed) if marks else decomposed
+
+
+@functools.lru_cache(maxsize=256)
+def _marks_pattern(marks: frozenset[str]) -> re.Pattern[str]:
+    return re.compile("[" + "".join(re.escape(ch) for ch in sorted(marks)) + "]")
 
 
 def lower_without_accents(text: str) -> str:

@@ -12,6 +12,20 @@ from archive.models import EMBEDDING_DIMENSIONS
 from common.text import lower_without_accents
 
 _WORD = re.compile(r"\w+")
+# Words repeat: their (bucket, sign) is computed once. Bounded, so memory stays flat.
+_FEATURES: dict[str, tuple[int, float]] = {}
+_FEATURES_MAX = 500_000
+
+
+def _feature(word: str) -> tuple[int, float]:
+    feature = _FEATURES.get(word)
+    if feature is None:
+        digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+        bucket = int.from_bytes(digest[:4], "little") % EMBEDDING_DIMENSIONS
+        feature = (bucket, 1.0 if digest[4] & 1 else -1.0)
+        if len(_FEATURES) < _FEATURES_MAX:
+            _FEATURES[word] = feature
+    return feature
 
 
 class HashProvider(EmbeddingProvider):
@@ -23,10 +37,11 @@ class HashProvider(EmbeddingProvider):
         vector = np.zeros(EMBEDDING_DIMENSIONS, dtype=np.float32)
         # Text without any word still gets a non-zero vector (a zero row has no cosine).
         words = _WORD.findall(lower_without_accents(text)) or [text.strip() or "<empty>"]
-        for word in words:
-            digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
-            bucket = int.from_bytes(digest[:4], "little") % EMBEDDING_DIMENSIONS
-            vector[bucket] += 1.0 if digest[4] & 1 else -1.0
+        features = _FEATURES
+        pairs = [features.get(word) or _feature(word) for word in words]
+        # Sums of ±1 are exact, so adding them in another order gives the same vector.
+        vector = np.bincount([b for b, _ in pairs], weights=[w for _, w in pairs],
+                             minlength=EMBEDDING_DIMENSIONS).astype(np.float32)
         if not vector.any():
             vector[0] = 1.0
         return vector

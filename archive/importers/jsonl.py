@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from archive.importers.records import (
@@ -123,39 +124,56 @@ def historiqa_record(row: dict, line: int) -> DocumentRecord:
     )
 
 
-def read_jsonl(path: Path, fmt: str) -> list[DocumentRecord | RecordError]:
-    """Return a record or an error for every non-blank line of ``path``."""
+def iter_jsonl(
+    path: Path, fmt: str, headings: dict[str, dict[str, str]] | None = None
+) -> Iterator[DocumentRecord | RecordError]:
+    """Yield a record or an error for every non-blank line of ``path``, one line at a time.
+
+    ``headings`` (sub-corpus slug -> item -> heading, from ``debate_headings``) titles the debate
+    sections that have no heading of their own; without it they keep their own title.
+    """
     mapper = shared_record if fmt == "shared" else historiqa_record
-    items: list[DocumentRecord | RecordError] = []
     for line, row, problem in json_file_objects(path):
         if row is None:
-            items.append(RecordError(line, problem))
+            yield RecordError(line, problem)
             continue
         try:
-            items.append(mapper(row, line))
+            record = mapper(row, line)
         except RecordError as exc:
-            items.append(exc)
-    _title_sections_by_item(items)
-    return items
+            yield exc
+            continue
+        if headings:
+            _title_by_item_heading(record, headings.get(record.sub_corpus.slug, {}))
+        yield record
 
 
-def _title_sections_by_item(items: list[DocumentRecord | RecordError]) -> None:
-    """Give debate sections without a heading of their own the heading of their item."""
-    debates = [r for r in items if isinstance(r, DocumentRecord)
-               and r.sub_corpus.genre == "debates" and "section" in r.metadata]
-    for slug in {r.sub_corpus.slug for r in debates}:
-        _title_by_item([r for r in debates if r.sub_corpus.slug == slug])
-
-
-def _title_by_item(debates: list[DocumentRecord]) -> None:
-    headings = item_headings((r.external_id, r.text) for r in debates)
-    for record in debates:
-        parts = section_parts(record.external_id)
-        if parts and parts[2] != 0 and parts[0] in headings:
-            record.title = debate_title(
-                when=format_french_date(record.date, record.date_precision), text=record.text,
-                section=parts[2], item_heading=headings[parts[0]],
+def debate_headings(records: Iterable[DocumentRecord]) -> dict[str, dict[str, str]]:
+    """Map sub-corpus slug -> debate item -> the heading of its first section."""
+    by_slug: dict[str, dict[str, str]] = {}
+    for record in records:
+        if record.sub_corpus.genre == "debates" and "section" in record.metadata:
+            by_slug.setdefault(record.sub_corpus.slug, {}).update(
+                item_headings([(record.external_id, record.text)])
             )
+    return by_slug
+
+
+def read_jsonl(path: Path, fmt: str) -> list[DocumentRecord | RecordError]:
+    """Return a record or an error for every non-blank line of ``path`` (two passes)."""
+    headings = debate_headings(r for r in iter_jsonl(path, fmt) if isinstance(r, DocumentRecord))
+    return list(iter_jsonl(path, fmt, headings))
+
+
+def _title_by_item_heading(record: DocumentRecord, headings: dict[str, str]) -> None:
+    """Give a debate section without a heading of its own the heading of its item."""
+    if record.sub_corpus.genre != "debates" or "section" not in record.metadata:
+        return
+    parts = section_parts(record.external_id)
+    if parts and parts[2] != 0 and parts[0] in headings:
+        record.title = debate_title(
+            when=format_french_date(record.date, record.date_precision), text=record.text,
+            section=parts[2], item_heading=headings[parts[0]],
+        )
 
 
 def detect_jsonl_format(path: Path) -> str:

@@ -80,7 +80,7 @@ class DocumentRecord:
              self.date_precision, self.page, self.url, self.metadata],
             ensure_ascii=False, sort_keys=True, default=str,
         )
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+        return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 _FULL_DATE = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?$")

@@ -76,8 +76,8 @@ def _literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
 
 
-def search_vector(vector, request: SearchRequest, *, model_name: str | None) -> list[Hit]:
-    """Return up to `request.limit` documents nearest to an already embedded query."""
+def dense_sql(vector, request: SearchRequest, *, model_name: str | None) -> tuple[str, list]:
+    """Return the nearest-chunks query and its parameters, the LIMIT left as the last one."""
     extra = ["c.embedding IS NOT NULL"]
     extra_params: list = []
     if model_name is not None:
@@ -91,14 +91,34 @@ def search_vector(vector, request: SearchRequest, *, model_name: str | None) -> 
         f"c.embedding <=> %s::vector AS distance FROM {FROM_CHUNKS} {where} "
         "ORDER BY c.embedding <=> %s::vector LIMIT %s"
     )
+    return sql, [literal, *extra_params, *params, literal]
+
+
+def use_vector_index(cursor) -> None:
+    """Make this transaction's nearest-chunk queries walk the HNSW graph, filters included.
+
+    Iterative scans (pgvector >= 0.8) keep walking until the LIMIT is met under a filter. A
+    selective filter (one sub-corpus, a decade) would otherwise lead the planner to read every
+    matching row and sort them all, which grows with the archive; with sorting priced out, the
+    graph's own order is the only way left to serve ORDER BY distance.
+    """
+    cursor.execute(f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}")
+    cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    cursor.execute(f"SET LOCAL hnsw.max_scan_tuples = {int(MAX_SCAN_TUPLES)}")
+    cursor.execute("SET LOCAL enable_sort = off")
+
+
+def search_vector(vector, request: SearchRequest, *, model_name: str | None) -> list[Hit]:
+    """Return up to `request.limit` documents nearest to an already embedded query."""
+    sql, params = dense_sql(vector, request, model_name=model_name)
 
     def fetch_chunks(limit: int) -> list[Hit]:
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}")
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute(f"SET LOCAL hnsw.max_scan_tuples = {int(MAX_SCAN_TUPLES)}")
-            cursor.execute(sql, [literal, *extra_params, *params, literal, limit])
+            use_vector_index(cursor)
+            cursor.execute(sql, [*params, limit])
             rows = cursor.fetchall()
+        # relaxed_order may return a slightly unordered list: restore the distance order.
+        rows.sort(key=lambda r: (r[4], r[0]))
         return [
             Hit(chunk_id=r[0], document_id=r[1], document_key=r[2], sub_corpus=r[3],
                 score=1.0 - float(r[4]), rank=0, channel=CHANNEL)

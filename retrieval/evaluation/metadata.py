@@ -11,13 +11,20 @@ def git_revision(root: Path | None = None) -> str:
     """Return the checked-out commit by reading .git directly (no git process)."""
     git = (root or Path(settings.BASE_DIR)) / ".git"
     try:
+        common = git
+        if git.is_file():  # a linked worktree: HEAD in its own git dir, refs in the common one
+            git = Path(git.read_text().strip().removeprefix("gitdir: "))
+            common = git
+            if (git / "commondir").exists():
+                common = (git / (git / "commondir").read_text().strip()).resolve()
         head = (git / "HEAD").read_text().strip()
         if not head.startswith("ref: "):
             return head
         ref = head[5:]
-        if (git / ref).exists():
-            return (git / ref).read_text().strip()
-        for line in (git / "packed-refs").read_text().splitlines():
+        for base in (git, common):
+            if (base / ref).exists():
+                return (base / ref).read_text().strip()
+        for line in (common / "packed-refs").read_text().splitlines():
             if line.endswith(" " + ref):
                 return line.split()[0]
     except OSError:

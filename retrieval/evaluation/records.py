@@ -32,6 +32,8 @@ class AgentFigures:
     output_tokens: int = 0
     engine_seconds: float = 0.0
     model_wait_seconds: float = 0.0
+    oracle_decisions: int = 0  # the oracle judge's decisions and flipped ones (0 otherwise)
+    oracle_errors: int = 0
     cached_tokens: int = 0
     cost: float = 0.0  # priced with the configured per-million-token prices
     quoted_words: int = 0  # words the rationales quote

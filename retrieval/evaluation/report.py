@@ -8,6 +8,8 @@ from pathlib import Path
 
 import matplotlib
 
+from retrieval.evaluation.pool import pool_phrase
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -22,6 +24,13 @@ def _fmt(value) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
+
+
+def _pool_text(result: dict) -> str:
+    """Say which pool a result ran on (older results only carry the label)."""
+    if "pool" in result:
+        return pool_phrase(result["pool"])
+    return str(result.get("settings", {}).get("pool"))
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence]) -> str:
@@ -41,7 +50,7 @@ def system_markdown(result: dict) -> str:
     cols = metric_columns(ks)
     overall = result["overall"]
     parts = [f"# Evaluation: {result['system']}", "",
-             f"{result['n_questions']} questions; pool: {result['settings'].get('pool')}; "
+             f"{result['n_questions']} questions; pool: {_pool_text(result)}; "
              f"corpus revision {result['corpus_revision']}; embedding model "
              f"{result['embedding_model']}; code revision {result['git_revision']}.", ""]
     rows = [["overall", overall["n"], *(overall.get(c) for c in cols)]]
@@ -92,7 +101,7 @@ def comparison_markdown(results: Sequence[dict]) -> str:
     ks = results[0]["ks"]
     cols = metric_columns(ks)
     parts = ["# Comparison", "", f"{results[0]['n_questions']} questions; pool: "
-             f"{results[0]['settings'].get('pool')}.", "", "## Overall", "",
+             f"{_pool_text(results[0])}.", "", "## Overall", "",
              _table(["system", *cols, "latency median ms", "latency p95 ms"],
                     [[r["system"], *(r["overall"].get(c) for c in cols),
                       r["overall"]["latency_median_ms"], r["overall"]["latency_p95_ms"]]
@@ -168,7 +177,8 @@ def write_comparison(results: Sequence[dict], directory: Path) -> None:
     """Write the combined table, JSON summary and plot for several systems."""
     directory.mkdir(parents=True, exist_ok=True)
     summary = [{k: r[k] for k in ("system", "n_questions", "overall", "by_type",
-                                  "by_gold_sub_corpus", "by_gold_genre")} for r in results]
+                                  "by_gold_sub_corpus", "by_gold_genre")}
+               | {"pool": r.get("pool")} for r in results]
     (directory / "comparison.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False))
     (directory / "results.md").write_text(comparison_markdown(results))
     plot_comparison(results, directory / "recall_at_k.png")

@@ -23,10 +23,12 @@ COLLECTIONS = [
     ("debats_1887", "Chambre des députés, débats parlementaires (Journal officiel)",
      "1887-02-0"),
 ]
+# Gold ids (two documents of the pool) drive the oracle systems; the others ignore them.
+GOLD = ("legaulois_1887_v1:1887-02-21", "debats_1887:1887-02-01")
 QUESTIONS = [
-    EvalQuestion(qid="q1", question_type="", gold_keys=(), question=(
+    EvalQuestion(qid="q1", question_type="", gold_keys=GOLD, question=(
         "Comment M. Lejeune défend-il le droit sur les céréales le 26 février 1887 ?")),
-    EvalQuestion(qid="q2", question_type="", gold_keys=(), question=(
+    EvalQuestion(qid="q2", question_type="", gold_keys=GOLD, question=(
         "Que dit la presse du prix du pain et de la protection de l'agriculture ?")),
 ]
 

@@ -29,3 +29,14 @@ def test_notice_credits_historiqa():
     notice = (ROOT / "NOTICE").read_text(encoding="utf-8")
     assert "HistoriQA-ThirdRepublic" in notice and "hal-05438255" in notice
     assert "CC BY 4.0" in notice and "public domain" in notice
+
+
+def test_the_demo_ships_the_distractors_of_the_realistic_pool():
+    gold = set(_ids(DEMO / "historiqa" / "corpus.jsonl"))
+    distractors = _ids(DEMO / "historiqa" / "distractors.jsonl")
+    assert len(distractors) == 856 and not set(distractors) & gold
+    assert all(key.startswith("debats_1887:") for key in distractors)
+    shared = SHARED_EVAL / "historiqa" / "distractors.jsonl"
+    if shared.exists():
+        assert shared.read_bytes() == (DEMO / "historiqa" / "distractors.jsonl").read_bytes()
+    assert "distractors.jsonl" in (ROOT / "NOTICE").read_text(encoding="utf-8")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import io
 import json
 
+import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
+from archive.embeddings.hashing import HashProvider
 from archive.models import Chunk, CorpusRevision, Document, EmbeddingCache, SubCorpus
 from archive.services import IngestRefused, ingest_file
 from tests.archive.conftest import FULL_CORPUS, PRESS_CORPUS, require, shared_line
@@ -73,9 +75,24 @@ def test_switching_provider_embeds_again_and_switching_back_reuses_the_cache(wri
     first = ingest_file(path=path)  # unchanged document, chunks still lack vectors
     assert first.unchanged == 1 and first.chunks_embedded == Chunk.objects.count()
     assert first.embeddings_computed == first.chunks_embedded
-    Chunk.objects.update(embedding_model="other-model")
+    # A real switch: another model's vectors replace them, the displaced ones are kept once.
+    other = ingest_file(path=path, provider=OtherModel())
+    assert other.chunks_embedded == Chunk.objects.count() and other.embeddings_computed > 0
+    assert set(Chunk.objects.values_list("embedding_model", flat=True)) == {"other-model"}
     again = ingest_file(path=path)
     assert again.chunks_embedded == Chunk.objects.count() and again.embeddings_computed == 0
+    # One copy of each vector: the ones chunks hold left the cache table.
+    assert not EmbeddingCache.objects.filter(model="hash").exists()
+    assert EmbeddingCache.objects.filter(model="other-model").count() == Chunk.objects.count()
+
+
+class OtherModel(HashProvider):
+    """A second model-free provider: the same vectors under another name, negated."""
+
+    name = "other-model"
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return -super().embed_passages(texts)
 
 
 CORRUPTED = [

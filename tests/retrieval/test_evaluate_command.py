@@ -6,6 +6,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from retrieval.evaluation import systems
 from retrieval.evaluation.questions import load_questions
 from retrieval.evaluation.records import AgentFigures, EvalQuestion
 from retrieval.evaluation.systems import EvalConfig, SystemRun, build_system, register_system
@@ -110,7 +111,10 @@ def test_command_exits_non_zero_from_the_command_line(tiny, tmp_path):
     assert "bad.jsonl line 1: expected a JSON object" in proc.stderr
 
 
-def test_registered_systems_report_agent_fields(tiny, tmp_path):
+def test_registered_systems_report_agent_fields(tiny, tmp_path, monkeypatch):
+    # The test's system leaves the registry with the test (other tests walk every system).
+    monkeypatch.setattr(systems, "_registry", dict(systems._registry))
+
     def factory(config: EvalConfig):
         def run(question):
             return SystemRun(["intran:i1"], 0.01, agent=AgentFigures(
@@ -158,6 +162,36 @@ def test_concurrent_workers_give_the_same_rows_in_question_order(tiny, tmp_path)
     assert [q["qid"] for q in many["per_question"]] == [q.qid for q in questions]
     assert [q["ranked_ids"] for q in many["per_question"]] == [
         q["ranked_ids"] for q in one["per_question"]]
+
+
+def test_results_say_which_pool_they_ran_on(tiny, tmp_path):
+    out = tmp_path / "whole"
+    call_command("evaluate", "--questions", str(tiny), "--system", "bm25", "--out", str(out),
+                 "--no-progress")
+    pool = json.loads((out / "results.json").read_text())["pool"]
+    assert pool == {"label": "whole archive", "documents": 3, "gold_documents": 3,
+                    "gold_share": 1.0, "kind": "gold-only"}
+    assert "gold-only pool, 3 documents" in (out / "results.md").read_text()
+
+
+def test_a_pool_mostly_of_documents_no_question_asks_about_is_realistic():
+    from retrieval.evaluation.pool import describe_pool
+
+    pool = describe_pool("whole archive", [f"d:{i}" for i in range(100)], ["d:1", "d:2", "x:9"])
+    assert (pool["documents"], pool["gold_documents"], pool["kind"]) == (100, 2, "realistic")
+    assert describe_pool("p", ["d:1", "d:2", "d:3"], ["d:1"])["kind"] == "gold-only"
+
+
+def test_every_kth_question_is_a_sample_recorded_with_the_results(tiny, tmp_path):
+    out = tmp_path / "sample"
+    call_command("evaluate", "--questions", str(tiny), "--system", "bm25", "--out", str(out),
+                 "--every", "2", "--no-progress")
+    result = json.loads((out / "results.json").read_text())
+    assert [q["qid"] for q in result["per_question"]] == ["q1"]
+    assert result["question_selection"] == {"every": 2, "limit": None}
+    with pytest.raises(CommandError, match="--every"):
+        call_command("evaluate", "--questions", str(tiny), "--system", "bm25", "--out",
+                     str(out), "--every", "0", "--no-progress")
 
 
 def test_evaluate_writes_its_summary_into_a_document_block(tiny, tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from django.core.management.base import BaseCommand, CommandError
 
 from archive.embeddings import PROVIDERS
@@ -29,6 +31,13 @@ class Command(BaseCommand):
         parser.add_argument("--provider", choices=PROVIDERS,
                             help="embedding provider (default: TRACE_EMBEDDING_PROVIDER)")
         parser.add_argument("--batch-size", type=int, default=25, help="documents per transaction")
+        parser.add_argument("--commit-every-batch", action="store_true",
+                            help="with --on-error refuse: commit batch by batch (a big file; a "
+                                 "rerun after a kill skips what was committed) instead of one "
+                                 "transaction; bad records still refuse the file before any write")
+        parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                            help="embedding processes working ahead of the writes (0: embed in "
+                                 "this process)")
 
     def handle(self, *args, **options):
         try:
@@ -37,6 +46,7 @@ class Command(BaseCommand):
                 on_error=options["on_error"], embed=not options["no_embed"],
                 provider=options["provider"], batch_size=options["batch_size"],
                 progress=options["verbosity"] > 0,
+                commit_every_batch=options["commit_every_batch"], workers=options["workers"],
             )
         except (IngestRefused, IngestFailed) as exc:
             raise CommandError(str(exc)) from exc

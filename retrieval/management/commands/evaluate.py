@@ -22,6 +22,7 @@ from retrieval.bm25.store import engine_name
 from retrieval.channels import bm25
 from retrieval.channels.substring import FUZZY_THRESHOLD
 from retrieval.evaluation.metadata import embedding_models, git_revision
+from retrieval.evaluation.pool import describe_pool, pool_phrase
 from retrieval.evaluation.questions import (
     QuestionsError,
     check_gold_ids,
@@ -43,11 +44,15 @@ class Command(BaseCommand):
                             help=f"repeatable; registered: {', '.join(system_names())}")
         parser.add_argument("--out", type=Path, help="results directory (not with --dry-run)")
         parser.add_argument("--limit", type=int, default=None, help="first N questions only")
+        parser.add_argument("--every", type=int, default=1,
+                            help="every Kth question only (a sample across the file's types)")
         parser.add_argument("--k", default="2,5,10,20", help="comma-separated cut-offs")
         parser.add_argument("--sub-corpus", action="append", dest="sub_corpora",
                             help="restrict the candidate pool to these sub-corpora (repeatable)")
         parser.add_argument("--pool", type=Path, default=None,
-                            help="restrict the candidate pool to the doc_ids of a corpus JSONL")
+                            help="restrict the candidate pool to the doc_ids of a corpus JSONL "
+                                 "(e.g. the gold-only corpus.jsonl); default: the whole archive, "
+                                 "the realistic pool once the distractors are ingested")
         parser.add_argument("--keep", type=int, default=20,
                             help="ranked ids stored per question in results.json")
         parser.add_argument("--workers", type=int, default=1,
@@ -87,20 +92,28 @@ class Command(BaseCommand):
             key_to_id = {document_key(slug, ext): pk for pk, slug, ext in rows}
             check_gold_ids(questions, set(key_to_id), path.name)
             document_ids, pool_label = None, "whole archive"
+            pool_keys = set(key_to_id)
             if options["pool"]:
-                pool_keys = load_pool(options["pool"])
-                found = {key: key_to_id[key] for key in pool_keys if key in key_to_id}
-                missing = sorted(set(pool_keys) - set(found))
+                listed = load_pool(options["pool"])
+                found = {key: key_to_id[key] for key in listed if key in key_to_id}
+                missing = sorted(set(listed) - set(found))
                 if missing:
                     raise QuestionsError(f"{options['pool'].name}: {len(missing)} doc_id(s) not "
                                          f"in the archive, e.g. {missing[0]}")
                 document_ids = tuple(sorted(found.values()))
                 pool_label = f"{len(document_ids)} documents of {options['pool'].name}"
+                pool_keys = set(found)
         except QuestionsError as exc:
             raise CommandError(str(exc)) from exc
         sub_corpora = tuple(options["sub_corpora"]) if options["sub_corpora"] else None
         if sub_corpora:
             pool_label += f", sub-corpora {', '.join(sub_corpora)}"
+            pool_keys = {key for key in pool_keys if split_document_key(key)[0] in sub_corpora}
+        # Gold of the whole file, not of --limit's slice: the pool's kind does not depend on it.
+        pool = describe_pool(pool_label, pool_keys, (g for q in questions for g in q.gold_keys))
+        if options["every"] < 1:
+            raise CommandError("--every needs a positive step")
+        questions = questions[:: options["every"]]
         if options["limit"]:
             questions = questions[: options["limit"]]
         config = EvalConfig(sub_corpora=sub_corpora, document_ids=document_ids)
@@ -122,6 +135,8 @@ class Command(BaseCommand):
             "corpus_revision": CorpusRevision.current(),
             "embedding_model": embedding_models(),
             "questions_file": path.name,
+            "question_selection": {"every": options["every"], "limit": options["limit"]},
+            "pool": pool,
             "settings": {
                 "pool": pool_label,
                 "rrf_k": 60,
@@ -153,7 +168,8 @@ class Command(BaseCommand):
             results.append(result)
             o = result["overall"]
             self.stdout.write(
-                f"{name}: R@5 {o['recall@5']:.3f}  R@10 {o['recall@10']:.3f}  "
+                f"{name} [{pool_phrase(pool)}]: "
+                f"R@5 {o['recall@5']:.3f}  R@10 {o['recall@10']:.3f}  "
                 f"MRR {o['mrr']:.3f}  median {o['latency_median_ms']:.1f} ms  -> {target}"
                 if "recall@5" in o else f"{name}: R@10 {o['recall@10']:.3f} -> {target}"
             )

@@ -1,0 +1,1 @@
+"""The scale benchmark: synthetic archives from the demo's sentences, measured per size."""
