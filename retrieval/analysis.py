@@ -16,15 +16,15 @@ from whoosh.analysis import (
 from whoosh.lang import has_stemmer, has_stopwords
 from whoosh.support.charset import accent_map
 
-_LOWER = "a-zß-öø-ÿœæ"
-_UPPER = "A-ZÀ-ÖØ-ÞŒÆ"
+LOWER_LETTERS = "a-zß-öø-ÿœæ"
+UPPER_LETTERS = "A-ZÀ-ÖØ-ÞŒÆ"
 
 # whoosh's default keeps "M.Ricard" and "parole.M" as single tokens.
 WHOOSH_DEFAULT_PATTERN = r"[\w\*]+(\.?[\w\*]+)*"
 # Letters/digits only: any punctuation glued between letters becomes a boundary.
 PUNCT_SPLIT_PATTERN = r"[^\W_]+"
 # As above, and also cut where a lowercase letter is followed by an uppercase one ("laChambre").
-CASE_SPLIT_PATTERN = rf"[^\W_]+?(?=(?<=[{_LOWER}])[{_UPPER}]|[\W_]|$)"
+CASE_SPLIT_PATTERN = rf"[^\W_]+?(?=(?<=[{LOWER_LETTERS}])[{UPPER_LETTERS}]|[\W_]|$)"
 
 
 @dataclass(frozen=True)

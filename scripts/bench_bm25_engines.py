@@ -64,7 +64,7 @@ def percentile(values: list[float], q: float) -> float:
 def bench(engine: str, documents: list[list[IndexedChunk]], questions: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / engine
-        index = (TantivyIndex.create(path, DEFAULT_OPTIONS) if engine == "tantivy"
+        index = (TantivyIndex.create(path, DEFAULT_OPTIONS, K1, B) if engine == "tantivy"
                  else WhooshIndex.create(path, DEFAULT_OPTIONS, K1, B))
         started = time.perf_counter()
         for i in range(0, len(documents), BATCH):

@@ -16,10 +16,10 @@ from retrieval.bm25.whoosh_engine import WhooshIndex
 ENGINES = ("whoosh", "tantivy")
 # Bumped when the index's fields or the way texts are turned into terms change: a new version
 # lives in a new directory, built in full once; every other change is applied per document.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Measured on the dev questions (see docs/retrieval-evaluation.md): stronger length
-# normalisation helps the short press articles against long debate sections (whoosh only:
-# Tantivy's BM25 parameters are fixed).
+# normalisation helps the short press articles against long debate sections (Tantivy's
+# candidates are rescored with them).
 K1 = 1.5
 B = 0.9
 
@@ -29,7 +29,7 @@ _open_lock = threading.Lock()
 
 def engine_name() -> str:
     """Return the configured engine (TRACE_BM25_ENGINE), refusing an unknown one."""
-    name = getattr(settings, "TRACE_BM25_ENGINE", "whoosh")
+    name = getattr(settings, "TRACE_BM25_ENGINE", "tantivy")
     if name not in ENGINES:
         raise ValueError(f"TRACE_BM25_ENGINE must be one of {ENGINES}, not {name!r}")
     return name
@@ -53,7 +53,7 @@ def exists(path: Path, engine: str) -> bool:
 def create(path: Path, engine: str, options: AnalyzerOptions) -> TextIndex:
     """Create an empty index of ``engine`` at ``path``."""
     if engine == "tantivy":
-        return TantivyIndex.create(path, options)
+        return TantivyIndex.create(path, options, K1, B)
     return WhooshIndex.create(path, options, K1, B)
 
 
@@ -66,7 +66,7 @@ def opened(options: AnalyzerOptions = DEFAULT_OPTIONS, engine: str | None = None
     with _open_lock:
         handle = _open.get(key)
         if handle is None:
-            handle = (TantivyIndex(path, options) if engine == "tantivy"
+            handle = (TantivyIndex(path, options, k1, b) if engine == "tantivy"
                       else WhooshIndex(path, options, k1, b))
             _open[key] = handle
         return handle

@@ -1,9 +1,8 @@
-"""The Tantivy engine: texts analysed in Python by the same analyzer as whoosh, indexed as tokens.
+"""The Tantivy engine: texts analysed in Rust as whoosh does, BM25 rescored to our k1 and b.
 
-Tantivy's own tokenizers differ from ours (glued-OCR-word splits, whoosh's French stop words,
-accent folding after lowercasing), so each chunk is analysed here and indexed as whitespace-
-separated terms under a whitespace tokenizer, registered again on every open (Tantivy does not
-persist custom analyzers). Tantivy's BM25 has fixed parameters (k1 1.2, b 0.75).
+One analyzer per language (see ``tantivy_analysis``) is registered again on every open (Tantivy
+does not persist custom analyzers). Tantivy ranks candidates with its fixed BM25 parameters;
+the best ``RESCORE_CANDIDATES`` are rescored with the stored k1 and b.
 """
 
 from __future__ import annotations
@@ -17,11 +16,17 @@ import tantivy
 from whoosh.lang import languages as whoosh_languages
 
 from common.search import SearchRequest
-from retrieval.analysis import AnalyzerOptions, build_analyzer
+from retrieval.analysis import AnalyzerOptions
 from retrieval.bm25.base import ChunkMatch, IndexChanges, IndexCorrupt
+from retrieval.bm25.tantivy_analysis import (
+    RESCORE_CANDIDATES,
+    build_text_analyzer,
+    prepare,
+    rescored,
+    tokenizer_name,
+)
 
 ENGINE = "tantivy"
-TOKENIZER = "trace_terms"
 LANGUAGES_FILE = "trace-languages.json"
 WRITER_HEAP_BYTES = 64_000_000
 # Tantivy's schema is fixed at creation: one text field per analyzer language whoosh knows.
@@ -36,17 +41,20 @@ def _schema() -> Any:
     builder.add_text_field("sub_corpus", stored=True, tokenizer_name="raw")
     builder.add_integer_field("day", indexed=True, fast=True)
     for language in LANGUAGES:
-        builder.add_text_field(f"text_{language}", tokenizer_name=TOKENIZER, index_option="freq")
+        builder.add_text_field(f"text_{language}", tokenizer_name=tokenizer_name(language),
+                                index_option="freq")
     return builder.build()
 
 
 class TantivyIndex:
     """A Tantivy index directory; its reader reloads on every new commit."""
 
-    def __init__(self, path: Path, options: AnalyzerOptions) -> None:
+    def __init__(self, path: Path, options: AnalyzerOptions, k1: float, b: float) -> None:
         self.path = path
         self.options = options
-        self._analyzers = {lang: build_analyzer(lang, options) for lang in LANGUAGES}
+        self.k1 = k1
+        self.b = b
+        self._analyzers = {lang: build_text_analyzer(lang, options) for lang in LANGUAGES}
         self._lock = threading.Lock()
         self._index: Any = None
         self._seen_commit = -1  # meta.json's mtime when the reader last reloaded
@@ -58,10 +66,10 @@ class TantivyIndex:
         return (path / "meta.json").is_file()
 
     @classmethod
-    def create(cls, path: Path, options: AnalyzerOptions) -> TantivyIndex:
+    def create(cls, path: Path, options: AnalyzerOptions, k1: float, b: float) -> TantivyIndex:
         """Create an empty index at ``path``."""
         path.mkdir(parents=True, exist_ok=True)
-        opened = cls(path, options)
+        opened = cls(path, options, k1, b)
         ix = tantivy.Index(_schema(), path=str(path), reuse=False)
         opened._register(ix)
         writer = ix.writer(WRITER_HEAP_BYTES, 1)
@@ -69,10 +77,9 @@ class TantivyIndex:
         writer.wait_merging_threads()
         return opened
 
-    @staticmethod
-    def _register(ix: Any) -> None:
-        ix.register_tokenizer(
-            TOKENIZER, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
+    def _register(self, ix: Any) -> None:
+        for language, analyzer in self._analyzers.items():
+            ix.register_tokenizer(tokenizer_name(language), analyzer)
 
     def _open(self) -> Any:
         if self._index is None:
@@ -108,9 +115,9 @@ class TantivyIndex:
         return [lang for lang in found if lang in self._analyzers] or ["fr"]
 
     def terms(self, language: str, text: str) -> list[str]:
-        """Return the index terms of a text, as the whoosh analyzer of that language gives them."""
+        """Return the index terms of a text, as the analyzer of that language gives them."""
         analyzer = self._analyzers.get(language) or self._analyzers["xx"]
-        return [token.text for token in analyzer(text)]
+        return list(analyzer.analyze(prepare(text, self.options)))
 
     def apply(self, changes: IndexChanges) -> None:
         """Delete the documents' chunks, add the given ones, commit, then collect dead files."""
@@ -124,7 +131,7 @@ class TantivyIndex:
                 fields: dict[str, Any] = {
                     "chunk_id": chunk.chunk_id, "document_id": chunk.document_id,
                     "document_key": chunk.document_key, "sub_corpus": chunk.sub_corpus,
-                    f"text_{language}": " ".join(self.terms(language, chunk.text)),
+                    f"text_{language}": prepare(chunk.text, self.options),
                 }
                 if chunk.day is not None:
                     fields["day"] = chunk.day
@@ -144,17 +151,18 @@ class TantivyIndex:
         collector.garbage_collect_files()
         collector.wait_merging_threads()
 
-    def _query(self, ix: Any, query: str, filters: SearchRequest) -> Any | None:
+    def _query(self, ix: Any, query: str, filters: SearchRequest) -> tuple[Any, Any] | None:
+        """Return the filtered query and its scoring part alone (cheaper to explain)."""
         schema = ix.schema
         should = []
         for language in self._languages:
-            analyzer = self._analyzers[language]
-            for term in dict.fromkeys(token.text for token in analyzer(query)):
+            for term in dict.fromkeys(self.terms(language, query)):
                 should.append((tantivy.Occur.Should,
                                tantivy.Query.term_query(schema, f"text_{language}", term)))
         if not should:
             return None
-        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+        scoring = tantivy.Query.boolean_query(should)
+        clauses = [(tantivy.Occur.Must, scoring)]
         restrictions = []
         if filters.sub_corpora is not None:
             restrictions.append(tantivy.Query.term_set_query(
@@ -174,21 +182,27 @@ class TantivyIndex:
         if filters.exclude_document_keys:
             clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
                 schema, "document_key", list(filters.exclude_document_keys))))
-        return tantivy.Query.boolean_query(clauses)
+        return tantivy.Query.boolean_query(clauses), scoring
 
     def search(self, query: str, filters: SearchRequest, limit: int) -> list[ChunkMatch]:
         """Return up to ``limit`` chunks matching any analysed query term, best first."""
         ix = self._reader()
-        tantivy_query = self._query(ix, query, filters)
-        if tantivy_query is None:
+        queries = self._query(ix, query, filters)
+        if queries is None:
             return []
+        tantivy_query, scoring = queries
         searcher = ix.searcher()
-        hits = searcher.search(tantivy_query, limit, count=False).hits
+        hits = searcher.search(tantivy_query, max(limit, RESCORE_CANDIDATES), count=False).hits
+        # Sorted by the rescored BM25; Tantivy's order breaks ties.
+        ranked = sorted(
+            ((rescored(scoring, searcher, address, self.k1, self.b), rank, address)
+             for rank, (_, address) in enumerate(hits)),
+            key=lambda item: (-item[0], item[1]))
         matches = []
-        for score, address in hits:
+        for score, _, address in ranked[:limit]:
             doc = searcher.doc(address)
             matches.append(ChunkMatch(doc["chunk_id"][0], doc["document_id"][0],
-                                      doc["document_key"][0], doc["sub_corpus"][0], float(score)))
+                                      doc["document_key"][0], doc["sub_corpus"][0], score))
         return matches
 
     def documents_indexed(self) -> dict[int, int]:
