@@ -6,6 +6,7 @@ from django.db import connection, transaction
 
 from agent.scale_bench.queries import filters
 from archive.bulk_writes import vector_literal
+from common.document_keys import document_key_sql
 from common.search import SearchRequest
 from retrieval.channels.dense import (
     dense_sql,
@@ -45,7 +46,7 @@ def _documents(rows: list[tuple[str, float]]) -> list[str]:
 def _exact(literal: str, request, model: str) -> list[str]:
     where, params = where_sql(request, "c.embedding IS NOT NULL", "c.embedding_model = %s")
     # MATERIALIZED: every matching row is scored, no index can shortcut the order.
-    sql = (f"WITH scored AS MATERIALIZED (SELECT s.slug || ':' || d.external_id AS key, "
+    sql = (f"WITH scored AS MATERIALIZED (SELECT {document_key_sql()} AS key, "
            f"c.embedding <=> %s::vector AS distance FROM {FROM_CHUNKS} {where}) "
            "SELECT key, distance FROM scored ORDER BY distance LIMIT 400")
     with connection.cursor() as cursor:
