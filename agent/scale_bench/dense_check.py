@@ -5,17 +5,15 @@ from __future__ import annotations
 from django.db import connection, transaction
 
 from agent.scale_bench.queries import filters
-from archive.bulk_writes import vector_literal
-from common.document_keys import document_key_sql
 from common.search import SearchRequest
 from retrieval.channels.dense import (
     dense_sql,
     embed_query,
+    exact_dense_sql,
     get_embedder,
     search_vector,
     use_vector_index,
 )
-from retrieval.channels.sql import FROM_CHUNKS, where_sql
 
 TOP = 10
 
@@ -43,15 +41,11 @@ def _documents(rows: list[tuple[str, float]]) -> list[str]:
     return seen[:TOP]
 
 
-def _exact(literal: str, request, model: str) -> list[str]:
-    where, params = where_sql(request, "c.embedding IS NOT NULL", "c.embedding_model = %s")
-    # MATERIALIZED: every matching row is scored, no index can shortcut the order.
-    sql = (f"WITH scored AS MATERIALIZED (SELECT {document_key_sql()} AS key, "
-           f"c.embedding <=> %s::vector AS distance FROM {FROM_CHUNKS} {where}) "
-           "SELECT key, distance FROM scored ORDER BY distance LIMIT 400")
+def _exact(vector, request, model: str) -> list[str]:
+    sql, params = exact_dense_sql(vector, request, model_name=model)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [literal, model, *params])
-        return _documents(cursor.fetchall())
+        cursor.execute(sql, [*params, 400])
+        return _documents([(row[2], row[4]) for row in cursor.fetchall()])
 
 
 def filtered_recall(questions: list[str]) -> dict:
@@ -66,7 +60,7 @@ def filtered_recall(questions: list[str]) -> dict:
                                     sub_corpora=where.sub_corpora, window=where.window)
             found = [h.document_key for h in search_vector(vector, request,
                                                            model_name=embedder.name)]
-            exact = _exact(vector_literal(vector), request, embedder.name)
+            exact = _exact(vector, request, embedder.name)
             if exact:
                 recalls.setdefault(where.name, []).append(
                     len(set(found) & set(exact)) / len(exact))

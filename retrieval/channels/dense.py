@@ -10,6 +10,7 @@ from typing import Protocol
 import numpy as np
 from django.db import connection, transaction
 
+from archive.bulk_writes import vector_literal
 from common.document_keys import document_key_sql
 from common.search import Hit, SearchRequest
 from retrieval.channels.base import best_chunk_per_document
@@ -72,12 +73,7 @@ def embed_query(query: str, embedder: QueryEmbedder) -> np.ndarray:
     return vector
 
 
-def _literal(vector: np.ndarray) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
-
-
-def dense_sql(vector, request: SearchRequest, *, model_name: str | None) -> tuple[str, list]:
-    """Return the nearest-chunks query and its parameters, the LIMIT left as the last one."""
+def _where(request: SearchRequest, model_name: str | None) -> tuple[str, list]:
     extra = ["c.embedding IS NOT NULL"]
     extra_params: list = []
     if model_name is not None:
@@ -85,13 +81,34 @@ def dense_sql(vector, request: SearchRequest, *, model_name: str | None) -> tupl
         extra.append("c.embedding_model = %s")
         extra_params.append(model_name)
     where, params = where_sql(request, *extra)
-    literal = _literal(np.asarray(vector, dtype=np.float32))
+    return where, [*extra_params, *params]
+
+
+def dense_sql(vector, request: SearchRequest, *, model_name: str | None) -> tuple[str, list]:
+    """Return the nearest-chunks query and its parameters, the LIMIT left as the last one."""
+    where, params = _where(request, model_name)
+    literal = vector_literal(vector)
     sql = (
         f"SELECT c.id, d.id, {document_key_sql()}, s.slug, "
         f"c.embedding <=> %s::vector AS distance FROM {FROM_CHUNKS} {where} "
         "ORDER BY c.embedding <=> %s::vector LIMIT %s"
     )
-    return sql, [literal, *extra_params, *params, literal]
+    return sql, [literal, *params, literal]
+
+
+def exact_dense_sql(vector, request: SearchRequest, *,
+                    model_name: str | None) -> tuple[str, list]:
+    """Return `dense_sql`'s query scored row by row: every matching chunk, no index shortcut."""
+    where, params = _where(request, model_name)
+    # MATERIALIZED: every matching row is scored, so no index can shortcut the order.
+    sql = (
+        f"WITH scored AS MATERIALIZED (SELECT c.id AS chunk_id, d.id AS document_id, "
+        f"{document_key_sql()} AS key, s.slug, c.embedding <=> %s::vector AS distance "
+        f"FROM {FROM_CHUNKS} {where}) "
+        "SELECT chunk_id, document_id, key, slug, distance FROM scored "
+        "ORDER BY distance, chunk_id LIMIT %s"
+    )
+    return sql, [vector_literal(vector), *params]
 
 
 def use_vector_index(cursor) -> None:
@@ -109,14 +126,25 @@ def use_vector_index(cursor) -> None:
 
 
 def search_vector(vector, request: SearchRequest, *, model_name: str | None) -> list[Hit]:
-    """Return up to `request.limit` documents nearest to an already embedded query."""
+    """Return up to `request.limit` documents nearest to an already embedded query.
+
+    The HNSW walk gives up after `MAX_SCAN_TUPLES` index entries. It comes back short when the
+    filter matches few chunks, or when entries of deleted or rolled-back chunks (kept until the
+    next vacuum) crowd the query's neighbourhood; the chunks are then scored one by one, which a
+    filter that matches few chunks keeps cheap.
+    """
     sql, params = dense_sql(vector, request, model_name=model_name)
+    exact_sql, exact_params = exact_dense_sql(vector, request, model_name=model_name)
 
     def fetch_chunks(limit: int) -> list[Hit]:
         with transaction.atomic(), connection.cursor() as cursor:
             use_vector_index(cursor)
             cursor.execute(sql, [*params, limit])
             rows = cursor.fetchall()
+        if len(rows) < limit:
+            with connection.cursor() as cursor:
+                cursor.execute(exact_sql, [*exact_params, limit])
+                rows = cursor.fetchall()
         # relaxed_order may return a slightly unordered list: restore the distance order.
         rows.sort(key=lambda r: (r[4], r[0]))
         return [

@@ -2,6 +2,7 @@
 
 import pytest
 
+from archive.bulk_writes import vector_literal
 from common.search import DateWindow, SearchRequest
 from retrieval import channels
 from retrieval.channels import dense, temporal
@@ -110,7 +111,7 @@ def test_dense_filtered_query_still_returns_cap_documents_through_hnsw(archive):
             hits = run("dense", "axis0", sub_corpora=["small"], limit=10)
             cursor.execute(
                 "EXPLAIN SELECT id FROM archive_chunk ORDER BY embedding <=> %s::vector LIMIT 5",
-                [dense._literal(AxisEmbedder().embed_queries(["axis0"])[0])],
+                [vector_literal(AxisEmbedder().embed_queries(["axis0"])[0])],
             )
             plan = " ".join(row[0] for row in cursor.fetchall())
         finally:
@@ -118,6 +119,20 @@ def test_dense_filtered_query_still_returns_cap_documents_through_hnsw(archive):
     assert "chunk_embedding_hnsw" in plan
     assert len(hits) == 10
     assert {h.document_id for h in hits} <= {d.pk for d in small}
+
+
+def test_dense_scores_chunks_one_by_one_when_the_graph_walk_comes_back_short(archive, monkeypatch):
+    # A walk that gives up early (few index entries allowed) stands for one lost among the
+    # entries of deleted chunks, or for a filter the nearest thousands of chunks do not meet.
+    for n in range(60):
+        archive.document("big", [f"texte {n}"], vectors=[axis_vector(1, 0.001 * n, 0.5)])
+    small = [archive.document("small", [f"petit {n}"], vectors=[axis_vector(0.01 * n, 1, 0.2)])
+             for n in range(12)]
+    monkeypatch.setattr(dense, "EF_SEARCH", 5)
+    monkeypatch.setattr(dense, "MAX_SCAN_TUPLES", 5)
+    hits = run("dense", "axis0", sub_corpora=["small"], limit=10)
+    expected = sorted(small, key=lambda d: -0.01 * int(d.text.split()[1]))[:10]
+    assert [h.document_id for h in hits] == [d.pk for d in expected]
 
 
 def test_dense_ignores_vectors_of_another_embedding_model(archive):
