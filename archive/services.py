@@ -35,6 +35,8 @@ ON_ERROR = ("refuse", "skip")
 # What a write of an unchecked value raises: the database's refusal, or the driver's when a
 # string cannot be encoded for it (a lone surrogate, or a NUL inside a COPY stream).
 WRITE_ERRORS = (DatabaseError, psycopg.Error, UnicodeEncodeError)
+# An ingest that wrote this many chunks or more refreshes the planner statistics at its end.
+ANALYZE_AFTER_CHUNKS = 1_000
 
 
 class IngestRefused(Exception):
@@ -463,6 +465,8 @@ def ingest_stream(
     if changed_any:
         with transaction.atomic():
             corpus_revision_bump()
+    if report.chunks_written >= ANALYZE_AFTER_CHUNKS:
+        planner_statistics_refresh()
     report.seconds = time.perf_counter() - started
     report.revision = CorpusRevision.current()
     # The indexes read committed rows only: inside the caller's transaction they catch up after
@@ -470,6 +474,16 @@ def ingest_stream(
     if settings.apply_indexes:
         transaction.on_commit(lambda: _add_indexed(report, apply_pending_logged()))
     return report
+
+
+def planner_statistics_refresh() -> None:
+    """Sample the archive's tables again, so that the planner sizes its plans by what was loaded.
+
+    Autovacuum would get there, but only after its own delay: until then a bulk-loaded table
+    still looks empty or small, and a filtered search may pick a plan that reads it whole.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE archive_document, archive_chunk")
 
 
 def _add_indexed(report: IngestReport, counts: dict[str, int]) -> None:

@@ -75,11 +75,24 @@ def _sample(path: Path, count: int) -> list[dict]:
     return random.Random(7).sample(rows, min(count, len(rows)))
 
 
+def _boundary_phrase(text: str) -> str:
+    """Return five words either side of a sentence end past a third of ``text``.
+
+    The synthetic documents reuse the demo's sentences, so a phrase inside one sentence is
+    shared by many of them; two sentences side by side are this document's own.
+    """
+    words = text.split()
+    start = len(words) // 3
+    for i in range(max(start, 5), len(words) - 5):
+        if words[i - 1].endswith((".", "!", "?")):
+            return " ".join(words[i - 5 : i + 5])
+    return " ".join(words[start : start + 10])
+
+
 def _probe(channel: str, row: dict) -> SearchRequest:
     words = row["text"].split()
-    start = len(words) // 3
     if channel == "substring":
-        query = " ".join(words[start : start + 4])
+        query = _boundary_phrase(row["text"])
     elif channel == "dense":
         # The text of its first chunk: its own vector is the nearest there is.
         query = chunk_text(row["text"])[0].text

@@ -8,6 +8,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from django.db import connection
 
 from archive.models import Chunk, CorpusRevision, Document
 from archive.services import IngestRefused, ingest_file
@@ -96,3 +97,17 @@ def test_refuse_checks_the_whole_file_before_the_first_write(tmp_path):
     with pytest.raises(IngestRefused, match="line 31: missing field 'raw_id'"):
         ingest_file(path=path, batch_size=5, commit_every_batch=True)
     assert not Document.objects.exists()
+
+
+def test_a_large_ingest_leaves_the_planner_statistics_current(tmp_path, monkeypatch):
+    # Statistics of an empty table would size a filtered search's plan for no rows at all.
+    monkeypatch.setattr("archive.services.ANALYZE_AFTER_CHUNKS", 5)
+    path = tmp_path / "ten.jsonl"
+    path.write_text("".join(shared_line(f"d{i}", f"Texte du document {i}.") + "\n"
+                            for i in range(10)), encoding="utf-8")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE archive_chunk")  # as the table stood before
+        ingest_file(path=path, embed=False)
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'archive_chunk'")
+        estimated = cursor.fetchone()[0]
+    assert estimated == Chunk.objects.count() == 10
