@@ -8,10 +8,9 @@ from django.db import models
 
 
 class VocabularyWord(models.Model):
-    """One folded word (lower case, no accents) of the chunk texts and the chunks holding it."""
+    """One folded word (lower case, no accents) of the chunk texts, found by its trigrams."""
 
     word = models.TextField(primary_key=True)
-    chunk_ids = ArrayField(models.BigIntegerField())
 
     class Meta:
         db_table = "retrieval_vocabulary"
@@ -23,18 +22,23 @@ class VocabularyWord(models.Model):
         return self.word
 
 
-class VocabularyDocument(models.Model):
-    """What one document put in the vocabulary: its chunk ids and words (to take them out)."""
+class ChunkWords(models.Model):
+    """The distinct folded words of one chunk; the GIN index on them finds a word's chunks.
 
-    document_id = models.BigIntegerField(primary_key=True)
-    chunk_ids = ArrayField(models.BigIntegerField())
+    A row per chunk (no word: an empty array), written with the chunk's document and replaced
+    with it, so an ingest touches only its own rows, whatever the size of the archive.
+    """
+
+    chunk_id = models.BigIntegerField(primary_key=True)
+    document_id = models.BigIntegerField(db_index=True)
     words = ArrayField(models.TextField())
 
     class Meta:
-        db_table = "retrieval_vocabulary_document"
+        db_table = "retrieval_chunk_words"
+        indexes = [GinIndex(name="chunk_words_gin", fields=["words"])]
 
     def __str__(self) -> str:
-        return f"document {self.document_id}: {len(self.words)} words"
+        return f"chunk {self.chunk_id}: {len(self.words)} words"
 
 
 class VocabularyStamp(models.Model):

@@ -1,10 +1,12 @@
-"""Vocabulary of folded chunk words with the chunks holding them, kept current per document.
+"""Vocabulary of folded chunk words, and the words of every chunk, kept current per document.
 
-The substring channel matches query words against this small table (trigram index on the word)
-instead of computing trigram similarity over every 1,000-word chunk. An outbox consumer
-(`drain`) takes a changed document's old chunks out of its old words and adds its current
-chunks; a whole rebuild (`refresh`) runs only when the vocabulary was never built or is found
-out of step at start-up (`repair`). A query never rebuilds it.
+The substring channel matches query words against the vocabulary (trigram index on the word)
+instead of computing trigram similarity over every 1,000-word chunk, then finds the chunks
+holding the chosen words through `retrieval_chunk_words` (a row per chunk, GIN index on its
+words). An outbox consumer (`drain`) replaces a changed document's rows and adds its new words;
+the cost of an ingest is its own documents', whatever the size of the archive. A whole rebuild
+(`refresh`) runs only when the vocabulary was never built or is found out of step at start-up
+(`repair`). A query never rebuilds it.
 """
 
 from __future__ import annotations
@@ -28,40 +30,22 @@ _CORPUS_STAMP_SQL = (
     "coalesce((SELECT revision FROM archive_corpusrevision WHERE id = 1), 0), "
     "coalesce((SELECT max(id) FROM archive_chunk), 0)"
 )
-_WORDS_SQL = f"""
-SELECT c.document_id, c.id AS chunk_id, w.word
-FROM archive_chunk c,
-     regexp_split_to_table({FOLD_SQL.format("c.text")}, '{WORD_SPLIT}') AS w(word)
-WHERE w.word <> '' AND length(w.word) <= {MAX_WORD_LENGTH} {{where}}
+# Every chunk gets a row, even one holding no word (repair compares chunk ids).
+_CHUNK_WORDS_SQL = f"""
+INSERT INTO retrieval_chunk_words (chunk_id, document_id, words)
+SELECT c.id, c.document_id,
+       coalesce(array_agg(DISTINCT w.word) FILTER (WHERE w.word IS NOT NULL), '{{{{}}}}')
+FROM archive_chunk c LEFT JOIN LATERAL (
+    SELECT word FROM regexp_split_to_table({FOLD_SQL.format("c.text")}, '{WORD_SPLIT}') AS t(word)
+    WHERE word <> '' AND length(word) <= {MAX_WORD_LENGTH}
+) w ON TRUE
+{{where}}
+GROUP BY c.id, c.document_id
 """
-_BUILD_SQL = f"""
-INSERT INTO retrieval_vocabulary (word, chunk_ids)
-SELECT word, array_agg(DISTINCT chunk_id) FROM ({_WORDS_SQL.format(where="")}) w GROUP BY word
-"""
-# Every document with chunks gets a row, even one whose chunks hold no word (repair compares them).
-_DOCUMENTS_SQL = """
-SELECT c.document_id, array_agg(DISTINCT c.id),
-       coalesce(array_agg(DISTINCT w.word) FILTER (WHERE w.word IS NOT NULL), '{{}}')
-FROM archive_chunk c LEFT JOIN w ON w.chunk_id = c.id
-{where} GROUP BY c.document_id
-"""
-_BUILD_DOCUMENTS_SQL = f"""
-WITH w AS ({_WORDS_SQL.format(where="")})
-INSERT INTO retrieval_vocabulary_document (document_id, chunk_ids, words)
-{_DOCUMENTS_SQL.format(where="")}
-"""
-# One statement adds the current chunks of some documents: to their words, and to their record.
-_ADD_SQL = f"""
-WITH w AS ({_WORDS_SQL.format(where="AND c.document_id = ANY(%(ids)s)")}),
-added AS (
-    INSERT INTO retrieval_vocabulary (word, chunk_ids)
-    SELECT word, array_agg(DISTINCT chunk_id) FROM w GROUP BY word
-    ON CONFLICT (word) DO UPDATE
-    SET chunk_ids = array(SELECT DISTINCT x FROM
-                          unnest(retrieval_vocabulary.chunk_ids || EXCLUDED.chunk_ids) AS x)
-)
-INSERT INTO retrieval_vocabulary_document (document_id, chunk_ids, words)
-{_DOCUMENTS_SQL.format(where="WHERE c.document_id = ANY(%(ids)s)")}
+_NEW_WORDS_SQL = """
+INSERT INTO retrieval_vocabulary (word)
+SELECT DISTINCT unnest(words) FROM retrieval_chunk_words {where}
+ON CONFLICT (word) DO NOTHING
 """
 _STAMP_SQL = (
     "INSERT INTO retrieval_vocabulary_stamp (id, revision, last_chunk_id, built_at) "
@@ -112,38 +96,35 @@ def refresh(*, force: bool = False) -> bool:
         if not force and built_stamp() == stamp:
             return False
         cursor.execute("DELETE FROM retrieval_vocabulary")
-        cursor.execute("DELETE FROM retrieval_vocabulary_document")
-        cursor.execute(_BUILD_SQL)
-        cursor.execute(_BUILD_DOCUMENTS_SQL)
+        cursor.execute("DELETE FROM retrieval_chunk_words")
+        cursor.execute(_CHUNK_WORDS_SQL.format(where=""))
+        cursor.execute(_NEW_WORDS_SQL.format(where=""))
         cursor.execute(_STAMP_SQL, stamp)
-        cursor.execute("ANALYZE retrieval_vocabulary")
+        cursor.execute("ANALYZE retrieval_vocabulary, retrieval_chunk_words")
     return True
 
 
 def apply_documents(document_ids: list[int]) -> int:
-    """Replace what the documents put in the vocabulary by their committed chunks; one commit.
+    """Replace the documents' chunk rows by their committed chunks; add new words; one commit.
 
-    Idempotent: the document's recorded chunks are taken out of its recorded words first.
+    Idempotent. Words that only the replaced rows held leave the vocabulary.
     """
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_KEY])  # not during a rebuild
         cursor.execute(
-            "DELETE FROM retrieval_vocabulary_document WHERE document_id = ANY(%s) "
-            "RETURNING chunk_ids, words", [document_ids])
-        old_chunks: set[int] = set()
-        old_words: set[str] = set()
-        for chunk_ids, words in cursor.fetchall():
-            old_chunks.update(chunk_ids)
-            old_words.update(words)
+            "WITH gone AS (DELETE FROM retrieval_chunk_words WHERE document_id = ANY(%s) "
+            "RETURNING words) SELECT coalesce(array_agg(DISTINCT w), '{}') "
+            "FROM gone, unnest(gone.words) AS w", [document_ids])
+        old_words = cursor.fetchone()[0]
+        cursor.execute(_CHUNK_WORDS_SQL.format(where="WHERE c.document_id = ANY(%(ids)s)"),
+                       {"ids": document_ids})
+        cursor.execute(_NEW_WORDS_SQL.format(where="WHERE document_id = ANY(%(ids)s)"),
+                       {"ids": document_ids})
         if old_words:
-            words = sorted(old_words)
             cursor.execute(
-                "UPDATE retrieval_vocabulary SET chunk_ids = array("
-                "SELECT x FROM unnest(chunk_ids) AS x WHERE NOT x = ANY(%s)) "
-                "WHERE word = ANY(%s)", [sorted(old_chunks), words])
-            cursor.execute("DELETE FROM retrieval_vocabulary "
-                           "WHERE word = ANY(%s) AND cardinality(chunk_ids) = 0", [words])
-        cursor.execute(_ADD_SQL, {"ids": document_ids})
+                "DELETE FROM retrieval_vocabulary v WHERE v.word = ANY(%s) AND NOT EXISTS "
+                "(SELECT 1 FROM retrieval_chunk_words cw WHERE cw.words @> ARRAY[v.word])",
+                [old_words])
         # The stamp follows the applied changes, so `ensure_fresh` sees no reason to rebuild.
         cursor.execute(_STAMP_SQL, corpus_stamp())
     return len(document_ids)
@@ -164,14 +145,11 @@ def repair() -> str:
         refresh(force=True)
         return "built"
     with connection.cursor() as cursor:
-        # A document is out of step when the chunk ids it holds are not its current ones.
+        # A document is out of step when a chunk of it has no row, or a row has no chunk.
         cursor.execute(
-            "SELECT coalesce(a.document_id, v.document_id) FROM "
-            "(SELECT document_id, array_agg(id ORDER BY id) AS ids FROM archive_chunk "
-            " GROUP BY document_id) a "
-            "FULL JOIN retrieval_vocabulary_document v USING (document_id) "
-            "WHERE a.ids IS DISTINCT FROM "
-            "(SELECT array_agg(x ORDER BY x) FROM unnest(v.chunk_ids) AS x)")
+            "SELECT DISTINCT coalesce(c.document_id, w.document_id) FROM archive_chunk c "
+            "FULL JOIN retrieval_chunk_words w ON w.chunk_id = c.id "
+            "WHERE c.id IS NULL OR w.chunk_id IS NULL")
         differing = [row[0] for row in cursor.fetchall()]
     for i in range(0, len(differing), outbox.DRAIN_BATCH):
         apply_documents(differing[i : i + outbox.DRAIN_BATCH])

@@ -2,7 +2,8 @@
 
 Matching goes through the vocabulary of folded chunk words (`retrieval.vocabulary`) rather than
 computing trigram similarity over whole 1,000-word chunks. Each query word is mapped to its close
-variants there (pg_trgm word similarity on a small indexed table); a chunk's fuzzy score is the
+variants there (pg_trgm word similarity on a small indexed table), and the variants to the chunks
+holding them (GIN index on each chunk's words); a chunk's fuzzy score is the
 mean over query words, weighted by their trigram counts as pg_trgm does, of the best variant it
 holds. Exact-phrase candidates are the chunks holding every (long enough) query word inside one of
 their words; a phrase of several words or with punctuation is then checked on those chunks only.
@@ -40,13 +41,13 @@ WITH q AS (
     SELECT word, n, length(word) + 1.0 AS weight
     FROM unnest(%(words)s::text[]) WITH ORDINALITY AS q(word, n)
 ), variant AS (
-    SELECT q.n, q.weight, v.chunk_ids, v.sim
+    SELECT q.n, q.weight, v.word, v.sim
     FROM q CROSS JOIN LATERAL (
-        SELECT vw.chunk_ids, 1.0::real AS sim
+        SELECT vw.word, 1.0::real AS sim
         FROM retrieval_vocabulary vw
         WHERE length(q.word) < %(min_fuzzy_length)s AND vw.word = q.word
         UNION ALL
-        (SELECT vw.chunk_ids, word_similarity(q.word, vw.word) AS sim
+        (SELECT vw.word, word_similarity(q.word, vw.word) AS sim
          FROM retrieval_vocabulary vw
          WHERE length(q.word) >= %(min_fuzzy_length)s AND q.word <%% vw.word
          ORDER BY sim DESC, vw.word
@@ -55,18 +56,21 @@ WITH q AS (
 ), fuzzy AS (
     SELECT chunk_id, sum(weight * sim) / %(total_weight)s AS score
     FROM (
-        SELECT u.chunk_id, variant.n, variant.weight, max(variant.sim) AS sim
-        FROM variant, unnest(variant.chunk_ids) AS u(chunk_id)
-        GROUP BY u.chunk_id, variant.n, variant.weight
+        SELECT cw.chunk_id, variant.n, variant.weight, max(variant.sim) AS sim
+        FROM variant JOIN retrieval_chunk_words cw ON cw.words @> ARRAY[variant.word]
+        GROUP BY cw.chunk_id, variant.n, variant.weight
     ) best
     GROUP BY chunk_id
 ), containing AS (
     SELECT chunk_id
     FROM (
-        SELECT DISTINCT k.n, u.chunk_id
+        SELECT DISTINCT k.n, cw.chunk_id
         FROM unnest(%(contain_words)s::text[]) WITH ORDINALITY AS k(word, n)
-        JOIN retrieval_vocabulary vw ON vw.word LIKE '%%' || k.word || '%%',
-             unnest(vw.chunk_ids) AS u(chunk_id)
+        CROSS JOIN LATERAL (
+            SELECT array_agg(vw.word) AS words FROM retrieval_vocabulary vw
+            WHERE vw.word LIKE '%%' || k.word || '%%'
+        ) holding
+        JOIN retrieval_chunk_words cw ON cw.words && holding.words
     ) hit
     GROUP BY chunk_id
     HAVING count(*) = cardinality(%(contain_words)s::text[])
