@@ -79,6 +79,22 @@ def clear(mark_ids: list[int]) -> None:
         cursor.execute("DELETE FROM archive_indexoutbox WHERE id = ANY(%s)", [mark_ids])
 
 
+def rebuild_covering(consumer: str, build: Callable[[], object]) -> int:
+    """Build a consumer's index whole from the committed rows, then drop the marks it covers.
+
+    The marks committed before the build began describe rows the build reads (or newer ones),
+    so replaying them would only redo its work; marks committed during the build stay for the
+    next drain. Returns the number of marks dropped.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id FROM archive_indexoutbox WHERE consumer = %s", [consumer])
+        covered = [row[0] for row in cursor.fetchall()]
+    build()
+    for i in range(0, len(covered), 50_000):
+        clear(covered[i : i + 50_000])
+    return len(covered)
+
+
 def backlog() -> dict[str, int]:
     """Return the number of documents waiting, per registered consumer."""
     counts = dict.fromkeys(_consumers, 0)

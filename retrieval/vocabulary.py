@@ -134,7 +134,7 @@ def drain() -> int:
     """Apply the vocabulary's outbox marks (its registered consumer); build it if never built."""
     built = 0
     if built_stamp() is None:
-        refresh(force=True)
+        outbox.rebuild_covering(CONSUMER, lambda: refresh(force=True))
         built = 1
     return built + outbox.drain(CONSUMER, apply_documents)
 

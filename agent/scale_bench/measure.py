@@ -34,6 +34,7 @@ from agent.scale_bench.queries import (
     request_for,
 )
 from agent.scale_bench.results import SizeResults
+from archive import outbox
 from archive.embedding_backfill import chunks_embed_bulk
 from archive.embeddings import get_provider
 from archive.models import Chunk, Document
@@ -113,21 +114,10 @@ def _first_answers(question: str) -> dict:
 def _vocabulary_rebuild_after_load() -> int:
     """Rebuild the substring vocabulary whole and drop the marks the rebuild covers.
 
-    Applied document by document, a bulk load's marks rewrite the posting arrays of every common
-    word again for each batch; one rebuild from the committed rows reads each chunk once. Every
-    mark made before the rebuild started is covered by it. Returns the marks dropped.
+    One rebuild from the committed rows reads each chunk once, where a bulk load's marks would
+    be applied batch by batch. Returns the marks dropped.
     """
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT max(id) FROM archive_indexoutbox WHERE consumer = %s",
-                        [vocabulary.CONSUMER])
-        last_mark = cursor.fetchone()[0]
-    vocabulary.refresh(force=True)
-    if last_mark is None:
-        return 0
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM archive_indexoutbox WHERE consumer = %s AND id <= %s",
-                       [vocabulary.CONSUMER, last_mark])
-        return cursor.rowcount
+    return outbox.rebuild_covering(vocabulary.CONSUMER, lambda: vocabulary.refresh(force=True))
 
 
 def _investigation(question: str) -> dict:

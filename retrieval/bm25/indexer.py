@@ -139,10 +139,14 @@ def prepare_index(options: AnalyzerOptions = DEFAULT_OPTIONS,
 def drain() -> int:
     """Apply this index's outbox marks (the registered consumer); create the index if missing."""
     built = 0
-    if not store.exists(store.index_path(), store.engine_name()):
-        # The marks are applied again after the build: one committed after the build read its
-        # rows must not be cleared unapplied.
+
+    def build() -> None:
+        nonlocal built
         built = repair().documents_written
+
+    if not store.exists(store.index_path(), store.engine_name()):
+        # A bulk load leaves a mark per document: the build covers those committed before it.
+        outbox.rebuild_covering(CONSUMER, build)
     index = store.opened()
     return built + outbox.drain(CONSUMER, lambda ids: apply_documents(index, ids))
 

@@ -34,6 +34,10 @@ class Migration(migrations.Migration):
             model_name='chunkwords',
             index=django.contrib.postgres.indexes.GinIndex(fields=['words'], name='chunk_words_gin'),
         ),
+        # Word arrays go out of line (TOAST): the heap keeps narrow rows, so a bitmap scan for a
+        # common word reads few pages (the GIN index answers containment without a recheck).
+        migrations.RunSQL("ALTER TABLE retrieval_chunk_words SET (toast_tuple_target = 128)",
+                          migrations.RunSQL.noop),
         # The words now point to chunks through retrieval_chunk_words: no stamp means the next
         # start (or the first drain) builds the vocabulary again.
         migrations.RunSQL("DELETE FROM retrieval_vocabulary_stamp", migrations.RunSQL.noop),

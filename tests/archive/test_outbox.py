@@ -93,3 +93,13 @@ def test_a_mark_added_while_applying_survives_for_the_next_run(recorder):
     assert outbox.drain(recorder.name, apply_and_write, batch=10) >= 1
     assert marked(recorder.name) == set()  # the drain loops until none is left
     assert recorder.applied == [[1], [1]]
+
+
+def test_a_whole_build_drops_the_marks_it_covers_and_keeps_those_made_during_it(recorder):
+    outbox.record_changes([1, 2, 2])
+
+    def build() -> None:
+        outbox.record_changes([3])  # another ingest commits while the build reads the rows
+
+    assert outbox.rebuild_covering(recorder.name, build) == 3
+    assert marked(recorder.name) == {3}
