@@ -304,8 +304,8 @@ def _write_prepared(batch: _PreparedBatch, pool: EmbeddingPool | None,
     model = pool.provider.name if pool else ""
     changed: list[int] = []
     with transaction.atomic():
-        sub_corpora = {r.sub_corpus.slug: sub_corpus_ensure(info=r.sub_corpus)
-                       for r in batch.records}
+        infos = {r.sub_corpus.slug: r.sub_corpus for r in batch.records}
+        sub_corpora = {slug: sub_corpus_ensure(info=info) for slug, info in infos.items()}
         wanted = Q(pk__in=[])
         for r in batch.records:
             wanted |= Q(sub_corpus=sub_corpora[r.sub_corpus.slug], external_id=r.external_id)
