@@ -80,23 +80,35 @@ WITH q AS (
     FROM fuzzy f FULL JOIN containing x ON x.chunk_id = f.chunk_id
 ), scored AS (
     SELECT c.id AS chunk_id, d.id AS document_id, {document_key} AS document_key,
-           s.slug, x.fuzzy,
-           x.containing AND (%(one_word)s OR unaccent(c.text) ILIKE unaccent(%(pattern)s)) AS exact
+           s.slug, x.fuzzy, x.containing, c.text
     FROM {from_chunks} JOIN candidate x ON x.chunk_id = c.id
     {where}
+), by_fuzzy AS (
+    SELECT * FROM scored WHERE containing {exact_floor}
+    ORDER BY fuzzy DESC, chunk_id
+    OFFSET 0  -- a fence: the phrase check below runs in this order and stops at the limit
+), exact_top AS (
+    SELECT chunk_id, document_id, document_key, slug, 1.0 + fuzzy AS score
+    FROM by_fuzzy
+    WHERE %(one_word)s OR unaccent(text) ILIKE unaccent(%(pattern)s)
+    LIMIT %(limit)s
+), fuzzy_top AS (
+    SELECT chunk_id, document_id, document_key, slug, fuzzy AS score
+    FROM scored
+    WHERE {fuzzy_match} AND chunk_id NOT IN (SELECT chunk_id FROM exact_top)
+    ORDER BY fuzzy DESC, chunk_id
+    LIMIT %(limit)s
 )
-SELECT chunk_id, document_id, document_key, slug,
-       (CASE WHEN exact THEN 1.0 ELSE 0.0 END) + fuzzy AS score
-FROM scored
-WHERE {match}
+SELECT chunk_id, document_id, document_key, slug, score
+FROM (SELECT * FROM exact_top UNION ALL SELECT * FROM fuzzy_top) found
 ORDER BY score DESC, chunk_id
 LIMIT %(limit)s
 """
-_MATCH = {
-    "exact": "exact",
-    "fuzzy": "fuzzy >= %(threshold)s",
-    "auto": "(exact OR fuzzy >= %(threshold)s)",
-}
+# Per mode: which phrase matches count (an exact match in fuzzy mode must also reach the
+# threshold), and which chunks without the phrase are kept.
+_EXACT_FLOOR = {"exact": "", "fuzzy": "AND fuzzy >= %(threshold)s", "auto": ""}
+_FUZZY_MATCH = {"exact": "false", "fuzzy": "fuzzy >= %(threshold)s",
+                "auto": "fuzzy >= %(threshold)s"}
 
 
 def containing_words(words: list[str]) -> list[str]:
@@ -151,7 +163,8 @@ class SubstringChannel:
             "threshold": float(self.threshold),
         }
         sql = _SQL.format(from_chunks=FROM_CHUNKS, document_key=document_key_sql(), where=where,
-                          match=_MATCH[request.mode])
+                          exact_floor=_EXACT_FLOOR[request.mode],
+                          fuzzy_match=_FUZZY_MATCH[request.mode])
         word_floor = min(float(self.threshold), WORD_FLOOR)
 
         def fetch_chunks(limit: int) -> list[Hit]:
