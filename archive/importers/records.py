@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from django.utils.text import slugify
 
 from common.document_keys import document_key
+from common.french_dates import format_french_date
 from common.search import SubCorpusInfo
 
 # Every corpus imported so far is French; the language picks the BM25 analyzer.
@@ -81,6 +82,11 @@ class DocumentRecord:
             ensure_ascii=False, sort_keys=True, default=str,
         )
         return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def dated_title(name: str, date: dt.date | None, precision: str) -> str:
+    """Title a document by a name and its French date: "Le Petit Journal, 26 février 1887"."""
+    return ", ".join(p for p in (name, format_french_date(date, precision)) if p)
 
 
 _FULL_DATE = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?$")
