@@ -1,8 +1,8 @@
-"""The metadata CSV of a folder import: one row per file, by file name.
+"""The metadata CSV of a folder import (.txt or ALTO files): one row per file, by file name.
 
 Columns (all optional but ``filename``): filename, title, date (YYYY, YYYY-MM or YYYY-MM-DD),
-sub_corpus, sub_corpus_name, genre, publication, page, url, external_id. Files without a row go
-to a sub-corpus named after the folder.
+sub_corpus, sub_corpus_name, genre, publication, page, url, external_id; an ALTO folder also
+reads ``issue``. Files without a row go to a sub-corpus named after the folder.
 """
 
 from __future__ import annotations
