@@ -14,23 +14,25 @@ from archive.chunking import TextChunk
 
 DOCUMENT_COLUMNS = (
     "id", "sub_corpus_id", "external_id", "title", "publication", "date", "date_precision",
-    "page", "url", "metadata", "text", "content_hash", "created_at", "updated_at",
+    "page", "url", "metadata", "text", "content_hash", "ocr_confidence", "layout",
+    "created_at", "updated_at",
 )
 CHUNK_COLUMNS = (
     "document_id", "ordinal", "text", "char_start", "char_end", "token_count", "content_hash",
-    "embedding", "embedding_model",
+    "embedding", "embedding_model", "ocr_confidence",
 )
 
 
 @dataclass(frozen=True)
 class ChunkRow:
-    """A chunk about to be written, with its text's hash and (maybe) its vector."""
+    """A chunk about to be written, with its text's hash, (maybe) its vector and OCR confidence."""
 
     document_id: int
     chunk: TextChunk
     content_hash: str
     vector: np.ndarray | None
     model: str
+    ocr_confidence: float | None = None
 
 
 def vector_literal(vector: np.ndarray) -> str:
@@ -58,8 +60,10 @@ def documents_copy(rows: Iterable[dict]) -> int:
         f"COPY archive_document ({', '.join(DOCUMENT_COLUMNS)}) FROM STDIN"
     ) as copy:
         for row in rows:
+            layout = row.get("layout")
             row = {**row, "metadata": Jsonb(row["metadata"]), "created_at": now,
-                   "updated_at": now}
+                   "updated_at": now, "ocr_confidence": row.get("ocr_confidence"),
+                   "layout": Jsonb(layout) if layout is not None else None}
             copy.write_row([row[name] for name in DOCUMENT_COLUMNS])
             written += 1
     return written
@@ -78,6 +82,6 @@ def chunks_copy(rows: Sequence[ChunkRow]) -> int:
                 row.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.token_count,
                 row.content_hash,
                 vector_literal(row.vector) if row.vector is not None else None,
-                row.model if row.vector is not None else "",
+                row.model if row.vector is not None else "", row.ocr_confidence,
             ])
     return len(rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
+from archive.layout import DocumentLayout
 from common.document_keys import document_key
 
 # Every provider's vectors are stored at this width: shorter ones are zero-padded (cosine is
@@ -51,6 +52,10 @@ class Document(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     text = models.TextField()
     content_hash = models.CharField(max_length=64)
+    # Scanned documents (ALTO): mean word confidence (0-1) and where the text sits on the pages
+    # (archive/layout.py: DocumentLayout.to_json); both null for documents imported as text.
+    ocr_confidence = models.FloatField(null=True, blank=True)
+    layout = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -66,6 +71,10 @@ class Document(models.Model):
     def __str__(self) -> str:
         return self.key
 
+    def document_layout(self) -> DocumentLayout | None:
+        """The stored layout as its typed record (None for documents imported as text)."""
+        return DocumentLayout.from_json(self.layout) if self.layout is not None else None
+
     @property
     def key(self) -> str:
         """Global identifier: `<sub-corpus slug>:<external id>`."""
@@ -79,6 +88,8 @@ class Chunk(models.Model):
     char_start = models.PositiveIntegerField()
     char_end = models.PositiveIntegerField()
     token_count = models.PositiveIntegerField()
+    # Mean confidence of the OCR words starting inside the chunk (archive/layout.py: layout_span).
+    ocr_confidence = models.FloatField(null=True, blank=True)
     # SHA-256 of `text`: the key under which its vector is reused.
     content_hash = models.CharField(max_length=64, blank=True, default="")
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)

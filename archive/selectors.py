@@ -31,7 +31,7 @@ def document_list(
         documents = documents.filter(date__lte=date_to)
     return (
         documents.annotate(chunk_count=Count("chunks"))
-        .defer("text")
+        .defer("text", "layout")
         .order_by("date", "external_id")
     )
 
@@ -45,7 +45,7 @@ def documents_by_keys(keys: Iterable[str]) -> dict[str, Document]:
         except ValueError:
             continue
         wanted |= Q(sub_corpus__slug=slug, external_id=external_id)
-    found = Document.objects.filter(wanted).select_related("sub_corpus").defer("text")
+    found = Document.objects.filter(wanted).select_related("sub_corpus").defer("text", "layout")
     return {doc.key: doc for doc in found}
 
 

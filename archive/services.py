@@ -26,6 +26,7 @@ from archive.embeddings.cache import (
 )
 from archive.embeddings.pool import EmbeddingPool
 from archive.importers import DocumentRecord, RecordError, checked_records, scan_file
+from archive.layout import layout_span
 from archive.models import Chunk, CorpusRevision, Document, SubCorpus
 from archive.outbox import apply_pending_logged, record_changes
 from common.document_keys import document_key_sql
@@ -121,8 +122,29 @@ def _document_fields(record: DocumentRecord) -> dict:
         "title": record.title[:500], "publication": record.publication[:300],
         "date": record.date, "date_precision": record.date_precision, "page": record.page[:100],
         "url": record.url[:500], "metadata": record.metadata, "text": record.text,
-        "content_hash": record.content_hash(),
+        "content_hash": record.content_hash(), "ocr_confidence": record.ocr_confidence,
+        "layout": record.layout.to_json() if record.layout is not None else None,
     }
+
+
+def _chunk_confidence(record: DocumentRecord, char_start: int, char_end: int) -> float | None:
+    """Mean OCR confidence of the words of ``record`` starting in the range (None: no layout)."""
+    if record.layout is None:
+        return None
+    return layout_span(record.layout, char_start, char_end).confidence
+
+
+def _chunk_confidences_refresh(document_id: int, record: DocumentRecord) -> None:
+    """Give the kept chunks of a document whose text is unchanged its new word confidences."""
+    chunks = list(Chunk.objects.filter(document_id=document_id)
+                  .only("pk", "char_start", "char_end", "ocr_confidence"))
+    changed = []
+    for chunk in chunks:
+        confidence = _chunk_confidence(record, chunk.char_start, chunk.char_end)
+        if confidence != chunk.ocr_confidence:
+            chunk.ocr_confidence = confidence
+            changed.append(chunk)
+    Chunk.objects.bulk_update(changed, ["ocr_confidence"], batch_size=500)
 
 
 def chunks_embed(
@@ -328,6 +350,7 @@ def _write_prepared(batch: _PreparedBatch, pool: EmbeddingPool | None,
                 report.unchanged += 1
                 continue
             text_changed = document.text != record.text
+            scanned = document.layout is not None or record.layout is not None
             for name, value in fields.items():
                 setattr(document, name, value)
             document.save()
@@ -337,6 +360,9 @@ def _write_prepared(batch: _PreparedBatch, pool: EmbeddingPool | None,
                 # New text: the old chunks, spans and vectors no longer describe it.
                 document.chunks.all().delete()
                 rechunked.append((document.pk, record))
+            elif scanned:
+                # Same text, maybe new word confidences: the chunks stay, their means follow.
+                _chunk_confidences_refresh(document.pk, record)
         ids = document_ids_allocate(len(new))
         for (_, row), pk in zip(new, ids, strict=True):
             row["id"] = pk
@@ -344,7 +370,8 @@ def _write_prepared(batch: _PreparedBatch, pool: EmbeddingPool | None,
         changed += ids
         chunk_rows = [
             ChunkRow(document_id=pk, chunk=chunk, content_hash=h, vector=vectors.get(h),
-                     model=model)
+                     model=model,
+                     ocr_confidence=_chunk_confidence(record, chunk.char_start, chunk.char_end))
             for pk, record in [*((row["id"], r) for r, row in new), *rechunked]
             for chunk, h in _chunks_with_hashes(batch, record)
         ]

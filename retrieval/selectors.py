@@ -31,7 +31,7 @@ def with_passages(hits: Sequence[Hit]) -> list[Hit]:
 def documents_by_id(document_ids: Iterable[int]) -> dict[int, Document]:
     """Return documents with their sub-corpus loaded, by id."""
     docs = Document.objects.filter(pk__in=list(document_ids)).select_related("sub_corpus")
-    return {doc.pk: doc for doc in docs.defer("text")}
+    return {doc.pk: doc for doc in docs.defer("text", "layout")}
 
 
 def sub_corpus_choices() -> list[SubCorpus]:

@@ -236,6 +236,8 @@ TRACE_BM25_DIR = env_path("TRACE_BM25_DIR", TRACE_DATA_DIR / "bm25")
 # Tantivy: whoosh's recall (candidates rescored to k1 1.5, b 0.9), a fraction of its query time.
 TRACE_BM25_ENGINE = env_choice("TRACE_BM25_ENGINE", "tantivy", {"whoosh", "tantivy"})
 TRACE_TEMPORAL_HALF_LIFE_DAYS = env_float("TRACE_TEMPORAL_HALF_LIFE_DAYS", 7.0)
+# Import: the largest ALTO page or METS file read; a larger one is refused from its size alone.
+TRACE_ALTO_MAX_FILE_BYTES = env_int("TRACE_ALTO_MAX_FILE_BYTES", 20_000_000)
 
 # LLM: without a base URL the offline policy (no LLM) runs the same engine.
 TRACE_LLM_BASE_URL = env_str("TRACE_LLM_BASE_URL")

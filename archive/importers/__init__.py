@@ -7,12 +7,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
+
+from archive.importers.alto import read_alto_folder, xml_files
 from archive.importers.checks import record_problems
 from archive.importers.jsonl import debate_headings, detect_jsonl_format, iter_jsonl
 from archive.importers.records import DocumentRecord, RecordError
 from archive.importers.txt import read_txt_folder
 
-FORMATS = ("auto", "shared", "historiqa", "txt")
+FORMATS = ("auto", "shared", "historiqa", "txt", "alto")
 
 __all__ = [
     "FORMATS", "DocumentRecord", "FileScan", "RecordError", "checked_records", "read_records",
@@ -21,13 +24,16 @@ __all__ = [
 
 
 def resolve_format(path: Path, fmt: str) -> str:
-    """Return the concrete layout of ``path`` for ``fmt`` ("auto" looks at the data)."""
+    """Return the concrete layout of ``path`` for ``fmt`` ("auto" looks at the data).
+
+    A folder is ALTO when it holds .xml files and no .txt file; otherwise it is a .txt folder.
+    """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
     if fmt != "auto":
         return fmt
     if path.is_dir():
-        return "txt"
+        return "alto" if xml_files(path) and not any(path.glob("*.txt")) else "txt"
     return detect_jsonl_format(path)
 
 
@@ -52,6 +58,11 @@ def _raw_items(scan: FileScan, *, with_headings: bool) -> Iterable[DocumentRecor
         if not scan.path.is_dir():
             raise ValueError(f"{scan.path} is not a folder of .txt files")
         return read_txt_folder(scan.path, scan.metadata_csv)
+    if scan.format == "alto":
+        if not scan.path.is_dir():
+            raise ValueError(f"{scan.path} is not a folder of ALTO (.xml) files")
+        return read_alto_folder(scan.path, scan.metadata_csv,
+                                max_file_bytes=settings.TRACE_ALTO_MAX_FILE_BYTES)
     return iter_jsonl(scan.path, scan.format, scan.headings if with_headings else None)
 
 

@@ -86,4 +86,7 @@ def record_problems(record: DocumentRecord) -> list[str]:
     if found := unstorable_character(record.text):
         problems.append(f"text contains {found}")
     problems.extend(_json_problems(record.metadata, "metadata"))
+    if record.layout is not None:
+        # File names and block ids come from the files: a name that is not UTF-8 is refused here.
+        problems.extend(_json_problems(record.layout.to_json(), "layout"))
     return problems

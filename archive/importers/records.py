@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 
 from django.utils.text import slugify
 
+from archive.layout import DocumentLayout
 from common.document_keys import document_key
+from common.french_dates import format_french_date
 from common.search import SubCorpusInfo
 
 # Every corpus imported so far is French; the language picks the BM25 analyzer.
@@ -68,19 +70,35 @@ class DocumentRecord:
     page: str = ""
     url: str = ""
     metadata: dict = field(default_factory=dict)
+    # Scanned documents (ALTO): pages, blocks and word confidences; None for plain text.
+    layout: DocumentLayout | None = None
 
     @property
     def key(self) -> str:
         return document_key(self.sub_corpus.slug, self.external_id)
 
+    @property
+    def ocr_confidence(self) -> float | None:
+        """Mean confidence of the words the OCR rated (None without a layout or ratings)."""
+        return self.layout.confidence if self.layout is not None else None
+
     def content_hash(self) -> str:
-        """Hash the text and every citation field, so any change is noticed."""
-        payload = json.dumps(
-            [self.text, self.title, self.publication, self.date and self.date.isoformat(),
-             self.date_precision, self.page, self.url, self.metadata],
-            ensure_ascii=False, sort_keys=True, default=str,
-        )
+        """Hash the text, every citation field and the layout, so any change is noticed.
+
+        The layout (and with it every word confidence) joins the hash only when there is one,
+        so documents without it keep the hash they were stored with.
+        """
+        fields = [self.text, self.title, self.publication, self.date and self.date.isoformat(),
+                  self.date_precision, self.page, self.url, self.metadata]
+        if self.layout is not None:
+            fields.append(self.layout.to_json())
+        payload = json.dumps(fields, ensure_ascii=False, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def dated_title(name: str, date: dt.date | None, precision: str) -> str:
+    """Title a document by a name and its French date: "Le Petit Journal, 26 février 1887"."""
+    return ", ".join(p for p in (name, format_french_date(date, precision)) if p)
 
 
 _FULL_DATE = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?$")

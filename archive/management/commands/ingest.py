@@ -15,14 +15,16 @@ from archive.services import ON_ERROR, IngestFailed, IngestRefused, ingest_file
 class Command(BaseCommand):
     help = (
         "Import PATH: a shared-layout corpus.jsonl, an official HistoriQA corpus_dataset.jsonl, "
-        "or a folder of .txt files (with --metadata CSV). Re-running is idempotent. By default a "
-        "single bad record refuses the whole import and nothing is written."
+        "a folder of .txt files (with --metadata CSV), or a folder of ALTO .xml pages (grouped "
+        "by its METS files, by the --metadata CSV's issue column, or one document per page). "
+        "Re-running is idempotent. By default a single bad record refuses the whole import and "
+        "nothing is written."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("path")
         parser.add_argument("--format", choices=FORMATS, default="auto")
-        parser.add_argument("--metadata", help="CSV of per-file metadata for a .txt folder")
+        parser.add_argument("--metadata", help="CSV of per-file metadata for a .txt or ALTO folder")
         parser.add_argument("--on-error", choices=ON_ERROR, default="refuse",
                             help="refuse (default): import nothing if any record is bad, and "
                                  "write in one transaction; skip: import the valid records "

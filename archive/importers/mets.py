@@ -1,0 +1,117 @@
+"""Read a METS file: the ALTO pages of one document, in order, with its MODS title and date.
+
+- Pages: the ``fileSec`` files whose ``FLocat xlink:href`` names an ``.xml`` file (images and
+  other files are left aside), ordered as the ``PHYSICAL`` ``structMap`` orders the divs
+  pointing at them (by ``ORDER`` when every such div has a whole number there, else in file
+  order); files the map does not reach follow in ``fileSec`` order.
+- Description: the first MODS record (``dmdSec``) with a ``titleInfo/title`` or an
+  ``originInfo/dateIssued``; the external id is the METS ``OBJID``, else the file's stem.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from archive.importers.alto_page import split_tag
+from archive.importers.records import RecordError
+from archive.importers.safe_xml import parse_xml_file
+
+METS = "http://www.loc.gov/METS/"
+MODS = "http://www.loc.gov/mods/v3"
+XLINK = "http://www.w3.org/1999/xlink"
+METS_ROOT = f"{{{METS}}}mets"
+
+# A W3C date, with the time of day a producer may add: only the date is kept.
+_ISSUED = re.compile(r"^\s*(\d{4}(?:-\d{1,2}(?:-\d{1,2})?)?)(?:T[\d:.+\-Z]*)?\s*$")
+
+
+@dataclass(frozen=True)
+class PageReference:
+    href: str
+    line: int  # of its FLocat in the METS file
+
+
+@dataclass
+class MetsDocument:
+    external_id: str
+    title: str = ""
+    date: str = ""  # YYYY, YYYY-MM or YYYY-MM-DD
+    date_line: int = 0
+    pages: list[PageReference] = field(default_factory=list)
+
+
+def _m(name: str) -> str:
+    return f"{{{METS}}}{name}"
+
+
+def _mods(name: str) -> str:
+    return f"{{{MODS}}}{name}"
+
+
+def read_mets(path: Path, shown: str, *, max_bytes: int) -> MetsDocument:
+    """Parse the METS file at ``path`` (named ``shown`` in messages)."""
+    root = parse_xml_file(path, shown, max_bytes=max_bytes)
+    if root.tag != METS_ROOT:
+        namespace, name = split_tag(root.tag)
+        raise RecordError(root.sourceline or 1, f"{shown}: named like a METS file, but its root "
+                                                f"is <{name}> in namespace {namespace or 'none'}, "
+                                                f"not <mets> in {METS}")
+    document = MetsDocument(external_id=(root.get("OBJID") or "").strip() or path.stem)
+    _describe(root, document, shown)
+    files: dict[str, PageReference] = {}
+    for file in root.iter(_m("file")):
+        location = file.find(_m("FLocat"))
+        href = location.get(f"{{{XLINK}}}href") if location is not None else None
+        if href and href.lower().split("?")[0].endswith(".xml"):
+            files[file.get("ID") or f"#{len(files)}"] = PageReference(
+                href, location.sourceline or 0)
+    ordered = _physical_order(root, set(files))
+    document.pages = [files[i] for i in ordered] + [
+        reference for i, reference in files.items() if i not in set(ordered)
+    ]
+    if not document.pages:
+        raise RecordError(root.sourceline or 1, f"{shown}: its fileSec lists no .xml (ALTO) file")
+    return document
+
+
+def _describe(root: Any, document: MetsDocument, shown: str) -> None:
+    for mods in root.iter(_mods("mods")):
+        title = mods.find(f"{_mods('titleInfo')}/{_mods('title')}")
+        issued = mods.find(f"{_mods('originInfo')}/{_mods('dateIssued')}")
+        if title is None and issued is None:
+            continue
+        document.title = " ".join((title.text or "").split()) if title is not None else ""
+        if issued is not None and (issued.text or "").strip():
+            match = _ISSUED.match(issued.text)
+            if not match:
+                raise RecordError(issued.sourceline or 0, (
+                    f"{shown}: unparsable mods:dateIssued {issued.text.strip()!r} "
+                    "(expected YYYY, YYYY-MM or YYYY-MM-DD)"))
+            document.date, document.date_line = match.group(1), issued.sourceline or 0
+        return
+
+
+def _physical_order(root: Any, alto_ids: set[str]) -> list[str]:
+    """Return the ALTO file ids in the order the PHYSICAL structMap gives their pages."""
+    physical = next((s for s in root.iter(_m("structMap"))
+                     if (s.get("TYPE") or "").upper() == "PHYSICAL"), None)
+    if physical is None:
+        return []
+    pages: list[tuple[str | None, list[str]]] = []
+    for div in physical.iter(_m("div")):
+        ids = [
+            pointer.get("FILEID") for fptr in div.findall(_m("fptr"))
+            for pointer in (fptr, *fptr.iter(_m("area")))
+            if pointer.get("FILEID") in alto_ids
+        ]
+        if ids:
+            pages.append((div.get("ORDER"), ids))
+    if pages and all(order and order.strip().isdigit() for order, _ in pages):
+        pages.sort(key=lambda page: int(page[0] or 0))  # stable: equal orders keep file order
+    seen: dict[str, None] = {}
+    for _, ids in pages:
+        seen.update(dict.fromkeys(i for i in ids if i not in seen))
+    return list(seen)
