@@ -177,3 +177,18 @@ def test_start_up_reapplies_only_documents_the_vocabulary_holds_wrongly():
     assert vocabulary.repair() == "repaired (1 documents)"
     assert doc_ids(find("Freycinet")) == [lost.pk] and doc_ids(find("budget")) == [kept.pk]
     assert vocabulary.repair() == "up to date"
+
+
+def test_a_whole_rebuild_leaves_the_word_indexes_as_the_migrations_made_them(archive):
+    def word_indexes():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename IN "
+                           "('retrieval_vocabulary', 'retrieval_chunk_words') ORDER BY 1")
+            return cursor.fetchall()
+
+    before = word_indexes()
+    archive.document("p", ["Le général Boulanger à Longchamp."])
+    assert vocabulary.refresh(force=True) is True
+    assert word_indexes() == before
+    assert {name for name, _ in before} >= {"chunk_words_gin", "vocabulary_word_trgm"}
+    assert doc_ids(find("Boulanger")) != []
