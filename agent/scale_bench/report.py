@@ -146,6 +146,8 @@ def render(sizes: list[SizeResults], *, command: str, plot_name: str) -> str:
         "ingest without embedding (chunks/s)": lambda r: _fmt(
             r.stage("ingest").get("chunks_per_second")),
         "ingest without embedding (s)": lambda r: _fmt(r.stage("ingest").get("seconds")),
+        "indexes built after the load: vocabulary and BM25 (s)": lambda r: _fmt(
+            r.stage("ingest").get("index_catch_up_seconds")),
         "embedding afterwards (chunks/s)": lambda r: _fmt(
             r.stage("embed").get("chunks_per_second")),
         "HNSW build after the load (s)": lambda r: _fmt(r.stage("vector_index").get("seconds")),
