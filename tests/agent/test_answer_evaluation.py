@@ -49,10 +49,19 @@ def test_the_command_reports_both_shares_for_a_batch(tmp_path, users, finished, 
     left_out = json.loads(out.read_text())
     assert left_out["questions"] == 0 and "q1: no draft" in " ".join(left_out["skipped"])
 
+    doc = tmp_path / "README.md"
+    doc.write_text("Intro.\n<!-- BEGIN generated: cited-answers -->\nstale figures\n"
+                   "<!-- END generated: cited-answers -->\nAfter.\n", encoding="utf-8")
     call_command("measure_answers", "--batch", str(batch.pk), "--questions", str(questions),
-                 "--draft-missing", "--json", str(out))
+                 "--draft-missing", "--json", str(out), "--write-doc", str(doc))
     figures = json.loads(out.read_text())
     assert AnswerDraft.objects.filter(investigation=finished).count() == 1
+    written = doc.read_text(encoding="utf-8")
+    assert "stale figures" not in written and written.startswith("Intro.") and "After." in written
+    assert "`manage.py measure_answers --batch" in written and "--draft-missing`" in written
+    assert ("1 finished investigations measured; runs by offline policy (no LLM); answers by "
+            "the extractive (no model) drafter; gold-only pool") in written
+    assert "| all: 1 | 1 | 2 | 0.500 | 1.000 |" in written
     # Two quoted sentences: the Intransigeant's prints "bloc enfariné", the Gaulois's does not.
     assert figures["questions"] == 1 and figures["sentences"] == 2
     assert figures["sentence_share"] == 0.5 and figures["question_share"] == 1.0
