@@ -274,3 +274,30 @@ def test_a_hostile_draft_adds_no_markdown_structure(client, users, finished):
     assert not any(c.type in ("link_open", "html_inline", "code_inline") for c in inline)
     page = client.get(f"/investigations/{finished.pk}/review/").content.decode()
     assert "<b>gras</b>" not in page and "&lt;b&gt;gras&lt;/b&gt;" in page
+
+
+def test_dropped_sentences_are_counted_on_the_page_and_in_the_export(client, users, finished):
+    from agent.cited_answer import answer_material, drafted_from
+    from agent.engine.answer_llm import model_answer
+    from agent.source_review import reviewed_sources
+    from tests.fakes.chat import ScriptedChatModel
+
+    rows = reviewed_sources(finished)
+    reply = json.dumps({"sentences": [
+        {"text": "Le Gaulois rapporte le discours.", "citations": [{"source": 2, "span": 1}]},
+        {"text": "Une source inventée le confirme.", "citations": [{"source": 9, "span": 1}]},
+        "garbage"]})
+    drafted = model_answer(answer_material(finished, rows), ScriptedChatModel([reply]))
+    AnswerDraft.objects.create(investigation=finished, user=users["alice"], drafter="llm",
+                               sources=drafted_from(rows), sections=drafted.sections_json(),
+                               dropped=drafted.dropped, reply=drafted.reply)
+    client.force_login(users["alice"])
+    page = _review(client, finished)
+    assert "2 sentences dropped: they cited no accepted source." in page
+    assert "Une source inventée" not in page, "a dropped sentence is never shown"
+    [(number, key, *_)] = CITATION.findall(page)
+    assert (number, key) == ("2", finished.ranked_keys[1])
+    markdown = client.get(f"/investigations/{finished.pk}/export/markdown/").content.decode()
+    assert "Le Gaulois rapporte le discours. [2]" in markdown
+    assert "2 sentences dropped: they cited no accepted source." in markdown
+    assert "Une source inventée" not in markdown
