@@ -1,4 +1,8 @@
-"""Export reviewed sources as BibTeX, RIS, CSL-JSON, CSV or Markdown, and the full trace."""
+"""Export reviewed sources as BibTeX, RIS, CSL-JSON, CSV or Markdown, and the full trace.
+
+The Markdown export and the trace also carry the cited answer: the newest draft in Markdown,
+every draft in the trace.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from datetime import date, datetime
 from django.conf import settings
 from django.utils import timezone
 
+from agent.cited_answer import latest_draft
 from agent.engine.events import ModelCalled
 from agent.export_safety import (
     bibtex_keys,
@@ -22,7 +27,7 @@ from agent.export_safety import (
     md_text,
     one_line,
 )
-from agent.models import Investigation
+from agent.models import AnswerDraft, Investigation
 from agent.selectors import SourceState
 from agent.source_review import (
     ReviewedSource,
@@ -280,6 +285,10 @@ def to_markdown(items: list[Citation], investigation: Investigation) -> str:
              f"Found by TRACE ({md_text(investigation.policy_label)}), "
              f"{len(items)} source{'s' if len(items) != 1 else ''}, exported "
              f"{local_time(timezone.now())}.{order_line}", ""]
+    draft = latest_draft(investigation)
+    if draft is not None:
+        lines += _markdown_answer(draft, current_keys=[item.key for item in items])
+        lines += ["## Sources", ""]
     for position, item in enumerate(items, start=1):
         marker = f"{position}. "
         indent = " " * len(marker)
@@ -307,6 +316,31 @@ def to_markdown(items: list[Citation], investigation: Investigation) -> str:
             lines += ["", indent + paragraph]
         lines.append("")
     return "\n".join(lines)
+
+
+def _markdown_answer(draft: AnswerDraft, *, current_keys: list[str]) -> list[str]:
+    """Write the newest draft of the answer, each sentence followed by its [n] citations."""
+    by = f" by {md_text(display_name(draft.user))}" if draft.user_id else ""
+    lines = ["## Answer", "",
+             f"*{md_text(draft.label)}. Drafted {local_time(draft.created_at)}{by} from "
+             f"{len(draft.sources)} accepted source{'s' if len(draft.sources) != 1 else ''}; "
+             "the numbers are those of the list below.*", ""]
+    if draft.source_keys != current_keys:
+        lines += ["*The decisions changed after this draft: its numbers follow the accepted "
+                  "sources as they were then, not the list below. Redraft on the review page.*",
+                  ""]
+    for section in draft.answer_sections:
+        if section.heading:
+            lines += [f"### {md_text(section.heading, heading=True)}", ""]
+        sentences = [md_text(sentence.text) + "".join(f" [{c.number}]"
+                                                      for c in sentence.citations)
+                     for sentence in section.sentences]
+        lines += [" ".join(sentences), ""]
+    if not draft.sentence_count:
+        lines += ["*No sentence was kept.*", ""]
+    if draft.dropped:
+        lines += [f"*{md_text(draft.dropped_line)}*", ""]
+    return lines
 
 
 def _json_default(value):
@@ -367,6 +401,9 @@ def to_trace_json(items: list[Citation], investigation: Investigation) -> str:
         "overrides": overrides,
         "notes": notes,
         "source_orders": orders,
+        "answer_drafts": [_trace_answer(draft, order.keys) for draft in
+                          investigation.answer_drafts.select_related("user")
+                          .order_by("created_at", "id")],
         "created_at": investigation.created_at,
         "finished_at": investigation.finished_at,
     }
@@ -386,6 +423,17 @@ def _trace_source(row: ReviewedSource) -> dict:
         "evidence": None if evidence is None else {
             "text": evidence.text, "start": evidence.start, "end": evidence.end,
             "origin": evidence.origin},
+    }
+
+
+def _trace_answer(draft: AnswerDraft, current_keys: list[str]) -> dict:
+    return {
+        "created_at": draft.created_at, "drafter": draft.drafter, "label": draft.label,
+        "drafted_by": display_name(draft.user) if draft.user_id else "",
+        "sources": draft.sources, "sections": draft.sections, "dropped": draft.dropped,
+        "decisions_changed_since": draft.source_keys != current_keys,
+        "model": draft.model, "input_tokens": draft.input_tokens,
+        "output_tokens": draft.output_tokens, "cost": draft.cost, "reply": draft.reply,
     }
 
 

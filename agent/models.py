@@ -9,6 +9,13 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from agent.engine.answer import (
+    DRAFTER_LABELS,
+    AnswerDrafter,
+    AnswerSection,
+    dropped_line,
+    sections_from_json,
+)
 from agent.engine.events import Event, event_from_json
 from agent.engine.policy_spec import OFFLINE_LABEL, PolicyKind, PolicySpec
 from agent.policies import PolicyChoice, configured_policy
@@ -338,3 +345,59 @@ class SourceOrder(models.Model):
 
     class Meta:
         ordering = ["investigation_id", "-created_at", "-id"]
+
+
+class AnswerDraft(models.Model):
+    """A cited answer drafted from the accepted sources in force; every draft is kept, dated.
+
+    `sources` are the decisions it was drafted from: the accepted sources in force then, in the
+    order that numbers them (`[{"number", "document_key", "title"}]`); a draft whose list differs
+    from today's was drafted before the historian's decisions changed. `sections` are the
+    drafter's sections as JSON (`agent.engine.answer.AnswerSection.to_json`), each sentence with
+    its citations (number, document key, character range).
+    """
+
+    class Drafter(models.TextChoices):
+        EXTRACTIVE = AnswerDrafter.EXTRACTIVE.value, "extractive (no model)"
+        LLM = AnswerDrafter.LLM.value, "LLM"
+
+    investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE,
+                                      related_name="answer_drafts")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    drafter = models.CharField(max_length=20, choices=Drafter.choices)
+    sources = models.JSONField(default=list)
+    sections = models.JSONField(default=list)
+    dropped = models.PositiveIntegerField(
+        default=0, help_text="sentences left out: they cited no accepted source")
+    # The LLM drafter's call: its model, usage and cost, and its last reply as received.
+    model = models.CharField(max_length=200, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost = models.FloatField(default=0.0)
+    reply = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["investigation_id", "-created_at", "-id"]
+
+    @property
+    def label(self) -> str:
+        return DRAFTER_LABELS[AnswerDrafter(self.drafter)]
+
+    @property
+    def answer_sections(self) -> tuple[AnswerSection, ...]:
+        """Return the stored sections, typed."""
+        return sections_from_json(self.sections)
+
+    @property
+    def sentence_count(self) -> int:
+        return sum(len(section.sentences) for section in self.answer_sections)
+
+    @property
+    def dropped_line(self) -> str:
+        return dropped_line(self.dropped)
+
+    @property
+    def source_keys(self) -> list[str]:
+        """The accepted sources it was drafted from, in the order that numbered them."""
+        return [source["document_key"] for source in self.sources]

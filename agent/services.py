@@ -1,4 +1,4 @@
-"""Writes that span investigation models: create, run, cancel, resume, override, share."""
+"""Writes that span investigation models: create, run, cancel, resume, override, share, answer."""
 
 from __future__ import annotations
 
@@ -21,9 +21,10 @@ from agent.durability import (
     stale_after,
     with_reconnect,
 )
+from agent.engine.answer import AnswerMaterial, DraftedAnswer
 from agent.engine.policy import Policy
 from agent.engine.ports import Retriever
-from agent.models import Batch, DocumentNote, Investigation, SourceOrder, Verdict
+from agent.models import AnswerDraft, Batch, DocumentNote, Investigation, SourceOrder, Verdict
 from agent.policies import (
     PolicyChoice,
     configured_policy,
@@ -387,3 +388,55 @@ def investigation_share(*, investigation: Investigation, enable: bool = True) ->
     investigation.share_token = token
     investigation.save(update_fields=["share_token"])
     return token
+
+
+def answer_draft(*, investigation: Investigation, user) -> AnswerDraft:
+    """Draft the cited answer from the accepted sources in force and keep it as a new draft.
+
+    The investigation's policy picks the drafter: the offline policy quotes the evidence
+    (`answer_extractive`), the LLM policy asks the configured model (`answer_llm`). Refused while
+    the run is still going and when no source is accepted; nothing is saved when refused.
+    """
+    from agent.cited_answer import answer_material, drafted_from
+    from agent.source_review import reviewed_sources
+
+    investigation.refresh_from_db(fields=["status"])
+    if investigation.is_active:
+        raise InvestigationError(f"The run is still going ({investigation.status}): the answer "
+                                 "can be drafted once it has ended.")
+    rows = reviewed_sources(investigation)
+    material = answer_material(investigation, rows)
+    if not material.sources:
+        raise InvestigationError("No source is accepted: accept the sources that answer the "
+                                 "question, then draft the answer.")
+    drafted: DraftedAnswer
+    if investigation.policy == PolicyChoice.LLM:
+        drafted = _model_answer(material)
+    else:
+        from agent.engine.answer_extractive import extractive_answer
+
+        drafted = extractive_answer(material)
+    input_tokens = sum(call.input_tokens for call in drafted.model_calls)
+    output_tokens = sum(call.output_tokens for call in drafted.model_calls)
+    return AnswerDraft.objects.create(
+        investigation=investigation, user=user, drafter=drafted.drafter.value,
+        sources=drafted_from(rows), sections=drafted.sections_json(), dropped=drafted.dropped,
+        model=next((call.model for call in reversed(drafted.model_calls)), ""),
+        input_tokens=input_tokens, output_tokens=output_tokens,
+        cost=investigation.policy_spec.cost(input_tokens, output_tokens), reply=drafted.reply,
+    )
+
+
+def _model_answer(material: AnswerMaterial) -> DraftedAnswer:
+    """Ask the configured model for the answer; an unusable reply or endpoint is a refusal."""
+    from agent.chat import configured_chat_model
+    from agent.engine.answer_llm import AnswerReplyError, model_answer
+    from agent.engine.openai_chat import ChatModelError
+
+    try:
+        require_usable_policy(PolicyChoice.LLM)
+        return model_answer(material, configured_chat_model())
+    except ImproperlyConfigured as exc:
+        raise InvestigationError(str(exc)) from exc
+    except (AnswerReplyError, ChatModelError) as exc:
+        raise InvestigationError(f"{exc} No draft was saved.") from exc

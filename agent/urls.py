@@ -16,6 +16,7 @@ urlpatterns = [
     path("<int:pk>/override/", views.source_override, name="source_override"),
     path("<int:pk>/note/", views.source_note, name="source_note"),
     path("<int:pk>/order/", views.source_reorder, name="source_reorder"),
+    path("<int:pk>/answer/", views.answer_draft, name="answer_draft"),
     path("<int:pk>/evidence/", views.evidence, name="evidence"),
     path("<int:pk>/source/", views.open_source, name="open_source"),
     path("<int:pk>/export/<str:fmt>/", views.export, name="export"),

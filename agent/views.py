@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from agent import selectors, services
 from agent.batches import BatchFileError, parse_batch_file
+from agent.cited_answer import shown_answer
 from agent.exports import FORMATS, render_export
 from agent.forms import AskForm, BatchForm
 from agent.live_story import investigation_story, touched_sections
@@ -134,8 +135,21 @@ def investigation_review(request, pk: int):
         rejected=[s for s in sources if s.state == selectors.SourceState.REJECTED],
         decisions=Verdict.Decision.choices,
         formats=list(FORMATS),
+        answer=shown_answer(context["investigation"], sources,
+                            draft_id=natural_param(request, "draft")),
     )
     return render(request, "agent/review.html", context)
+
+
+@require_POST
+def answer_draft(request, pk: int):
+    """Draft the cited answer from the accepted sources in force (a new draft each time)."""
+    investigation = selectors.investigation_for_owner(request.user, pk)
+    try:
+        services.answer_draft(investigation=investigation, user=request.user)
+    except services.InvestigationError as exc:
+        messages.error(request, str(exc))
+    return redirect(reverse("investigation_review", args=[pk]) + "#answer")
 
 
 @require_POST

@@ -17,6 +17,7 @@ _SLUG = re.compile(r"slug=(\S+)")
 _QUESTION = re.compile(r"^(?:Question q|Original question q): (.*)$", re.MULTILINE)
 _CHUNK = re.compile(r'<document chunk_id="(\d+)"')
 _RANKED = re.compile(r'<rationale document="([^"]*)"')
+_SPAN = re.compile(r'<document source="(\d+)" span="(\d+)"[^\n]*\n(.*)')
 
 
 def plausible_reply(prompt: Prompt) -> str:
@@ -41,6 +42,14 @@ def plausible_reply(prompt: Prompt) -> str:
                            "search_hints": []})
     if prompt.name == "rank":
         return json.dumps({"order": _RANKED.findall(user)})
+    if prompt.name == "answer":
+        first_spans: dict[int, tuple[int, str]] = {}
+        for number, span, text in _SPAN.findall(user):
+            first_spans.setdefault(int(number), (int(span), text.strip()))
+        return json.dumps({"sentences": [
+            {"text": f"Source {number}: {text[:120]}", "citations": [
+                {"source": number, "span": span}]}
+            for number, (span, text) in first_spans.items()]})
     if prompt.name == "agent":
         pending = _CHUNK.findall(user)
         if pending:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent.engine.answer import AnswerMaterial
 from agent.engine.policy import (
     BriefContext,
     HeldContext,
@@ -57,3 +58,10 @@ def replan_variables(ctx: ReplanContext) -> dict[str, Any]:
 def rank_variables(ctx: RankContext) -> dict[str, Any]:
     """Return the variables of the ranking prompt."""
     return {"question": ctx.question, "count": ctx.count, "items": ctx.items}
+
+
+def answer_variables(material: AnswerMaterial) -> dict[str, Any]:
+    """Return the variables of the cited-answer prompt (sub-questions numbered from 1)."""
+    return {"question": material.question,
+            "sub_questions": [text for _, text in sorted(material.sub_questions.items())],
+            "sources": material.sources}

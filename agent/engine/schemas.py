@@ -130,3 +130,31 @@ class RankOutput(_Strict):
     """Order the documents of one group, most useful first."""
 
     order: list[str]
+
+
+class CitedEvidence(_Strict):
+    """Name one evidence span of one numbered source: `<document source=N span=K>`."""
+
+    source: int
+    span: int = 1
+
+
+class DraftedSentence(BaseModel):
+    """One sentence of a model's answer with the evidence spans it rests on.
+
+    Keys the schema does not name are ignored rather than refused: each sentence is checked on
+    its own, and a sentence is worth keeping whatever else the model wrote beside it.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    text: str = Field(min_length=1)
+    citations: list[CitedEvidence] = Field(default_factory=list)
+
+
+class AnswerOutput(BaseModel):
+    """A model's cited answer: its sentences as written, each checked on its own afterwards."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    sentences: list[Any]

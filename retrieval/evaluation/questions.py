@@ -38,9 +38,11 @@ def load_questions(path: Path) -> list[EvalQuestion]:
             if item["qid"] in seen:
                 raise QuestionsError(f"{path.name} line {number}: duplicate qid {item['qid']!r}")
             seen.add(item["qid"])
+            answer = item.get("answer")
             questions.append(EvalQuestion(
                 qid=item["qid"], question=item["question"], question_type=item["question_type"],
-                gold_keys=tuple(gold), line=number))
+                gold_keys=tuple(gold), line=number,
+                reference_answer=answer if isinstance(answer, str) else ""))
     if not questions:
         raise QuestionsError(f"{path.name}: no questions")
     return questions

@@ -17,6 +17,7 @@ class EvalQuestion:
     question_type: str
     gold_keys: tuple[str, ...]
     line: int = 0  # where it stands in its file, to name it in an error
+    reference_answer: str = ""  # the file's optional `answer` column
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import re
 
 from agent.engine import EngineConfig
 from agent.engine import prompt_variables as pv
+from agent.engine.answer import AnswerMaterial, AnswerSource, EvidencePassage
 from agent.engine.llm_policy import LLMPolicy
 from agent.engine.policy import (
     BriefContext,
@@ -58,7 +59,8 @@ BRIEFING = Briefing(summary=hostile("briefing_summary"), confirmed_facts=[hostil
                     gaps=[hostile("gap")], search_hints=[hostile("hint")])
 VARIABLES = {"planner": pv.planner_variables, "agent": pv.agent_variables,
              "held": pv.held_variables, "briefing": pv.briefing_variables,
-             "replan": pv.replan_variables, "rank": pv.rank_variables}
+             "replan": pv.replan_variables, "rank": pv.rank_variables,
+             "answer": pv.answer_variables}
 
 
 def contexts() -> dict[str, object]:
@@ -83,6 +85,11 @@ def contexts() -> dict[str, object]:
             RankItem("gaulois:1", "gaulois", hostile("rank_title"), "1887-02-26",
                      [hostile("rank_rationale")], [0]),
             RankItem("gaulois:2", "gaulois", "t", None, [hostile("rank_rationale_2")], [0])]),
+        "answer": AnswerMaterial(
+            question=Q, sub_questions={0: hostile("answer_subquestion")},
+            sources=(AnswerSource(1, hostile("answer_key"), hostile("answer_title"),
+                                  hostile("answer_date"),
+                                  (EvidencePassage(0, 10, hostile("answer_evidence"), 0),)),)),
     }
 
 

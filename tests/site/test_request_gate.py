@@ -26,7 +26,7 @@ HOSTILE = {
 # Every query parameter and form field a view of this site reads.
 QUERY_NAMES = ["q", "status", "token", "after", "doc", "chunk", "evidence", "from", "to", "start",
                "end", "page", "channel", "sub_corpus", "date_from", "date_to", "moved",
-               "direction", "share", "next"]
+               "direction", "share", "next", "draft"]
 FORM_NAMES = ["question", "sub_corpus", "date_from", "date_to", "document", "decision", "note",
               "direction", "order", "enable", "name", "username", "password", "next"]
 COOKIE_NAMES = ["sessionid", "csrftoken"]
