@@ -87,6 +87,6 @@ def test_the_client_sends_no_header_meant_for_a_test(stub):
 
 def test_the_stub_knows_every_prompt_file_by_its_system_prompt():
     names = sorted(p.name.removesuffix(".system.j2") for p in PROMPT_DIR.glob("*.system.j2"))
-    assert names == ["agent", "briefing", "held", "planner", "rank", "replan"]
+    assert names == ["agent", "answer", "briefing", "held", "planner", "rank", "replan"]
     assert [prompt_name(system_prompt(name)) for name in names] == names
     assert prompt_name("Some other system prompt") == ""
