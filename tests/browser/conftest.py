@@ -58,8 +58,7 @@ def long_archive(db):
     import time
 
     from archive.models import Chunk, CorpusRevision, Document, SubCorpus
-    from archive.outbox import apply_pending, record_changes
-    from tests.conftest import TEXTS
+    from tests.conftest import TEXTS, indexes_in_step_with_the_database
 
     for slug, name, genre, external_id, day, text in TEXTS:
         sub_corpus, _ = SubCorpus.objects.get_or_create(
@@ -74,9 +73,7 @@ def long_archive(db):
         Chunk.objects.create(document=document, ordinal=0, text=full, char_start=0,
                              char_end=len(full), token_count=len(full.split()))
     CorpusRevision.objects.update_or_create(pk=1, defaults={"revision": time.time_ns()})
-    # As an ingest does: mark the documents, then bring the indexes up to date.
-    record_changes(Document.objects.values_list("pk", flat=True))
-    apply_pending()
+    indexes_in_step_with_the_database()
 
 
 def log_in(page, base: str, username: str = HISTORIAN, password: str = PASSWORD) -> None:

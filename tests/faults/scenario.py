@@ -59,7 +59,8 @@ def _load_tiny_archive(texts) -> None:
     import datetime as dt
 
     from archive.models import Chunk, Document, SubCorpus
-    from archive.outbox import apply_pending, record_changes
+    from archive.outbox import record_changes
+    from retrieval.maintenance import indexes_start_up
 
     for slug, name, genre, external_id, day, text in texts:
         sub_corpus, _ = SubCorpus.objects.get_or_create(
@@ -71,9 +72,10 @@ def _load_tiny_archive(texts) -> None:
         )
         Chunk.objects.create(document=document, ordinal=0, text=text, char_start=0,
                              char_end=len(text), token_count=len(text.split()))
-    # As an ingest does: mark the documents, then bring the indexes up to date.
+    # As an ingest and a start-up do: mark the documents, repair the indexes (documents of
+    # earlier runs linger there), apply the marks.
     record_changes(Document.objects.values_list("pk", flat=True))
-    apply_pending()
+    indexes_start_up()
 
 
 # -- the faulty model endpoint --------------------------------------------------------------------
