@@ -31,6 +31,8 @@ from retrieval.bm25.tantivy_analysis import (
 ENGINE = "tantivy"
 LANGUAGES_FILE = "trace-languages.json"
 WRITER_HEAP_BYTES = 64_000_000
+# Document ids counted per terms aggregation (Tantivy's bucket limit is 65,000).
+COUNTED_PER_AGGREGATION = 50_000
 # Tantivy's schema is fixed at creation: one text field per analyzer language whoosh knows.
 LANGUAGES = sorted({*whoosh_languages, "xx"})
 
@@ -235,18 +237,31 @@ class TantivyIndex:
         return matches
 
     def documents_indexed(self) -> dict[int, int]:
-        """Count the live chunks of each document (an aggregation over the document id column)."""
+        """Count the live chunks of each document (aggregations over the document id column).
+
+        Tantivy refuses a terms aggregation of more than 65,000 buckets: the ids are counted
+        in ranges of `COUNTED_PER_AGGREGATION` consecutive ids, each under that limit.
+        """
         ix = self._reader()
+        counts: dict[int, int] = {}
         try:
             searcher = ix.searcher()
             if searcher.num_docs == 0:
                 return {}
-            result = searcher.aggregate(tantivy.Query.all_query(), {
-                "docs": {"terms": {"field": "document_id", "size": searcher.num_docs}}})
+            bounds = searcher.aggregate(tantivy.Query.all_query(), {
+                "ids": {"stats": {"field": "document_id"}}})["ids"]
+            low, high = int(bounds["min"]), int(bounds["max"])
+            for start in range(low, high + 1, COUNTED_PER_AGGREGATION):
+                end = min(start + COUNTED_PER_AGGREGATION - 1, high)
+                part = tantivy.Query.range_query(ix.schema, "document_id",
+                                                 tantivy.FieldType.Integer, start, end)
+                result = searcher.aggregate(part, {"docs": {"terms": {
+                    "field": "document_id", "size": end - start + 1}}})
+                counts.update((int(bucket["key"]), int(bucket["doc_count"]))
+                              for bucket in result["docs"]["buckets"])
         except Exception as exc:
             raise IndexCorrupt(f"{self.path}: {type(exc).__name__}: {exc}") from exc
-        return {int(bucket["key"]): int(bucket["doc_count"])
-                for bucket in result["docs"]["buckets"]}
+        return counts
 
     def chunk_count(self) -> int:
         """Return the number of live chunks in the last commit."""
