@@ -147,7 +147,12 @@ def _draw(points: list[TimelinePoint]) -> tuple[bytes, int, int, list[TimelineAr
     axes.set_xlim(mdates.date2num(first - pad), mdates.date2num(last + pad))
     locator = mdates.AutoDateLocator(maxticks=8)
     axes.xaxis.set_major_locator(locator)
-    axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    # Ticks name day and month (or month, or year); the years spanned go below the axis.
+    axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(
+        locator, show_offset=False, formats=["%Y", "%b %Y", "%d %b", "%H:%M", "%H:%M", "%S"],
+        zero_formats=["", "%Y", "%b", "%d %b", "%H:%M", "%H:%M"]))
+    years = sorted({first.year, last.year})
+    axes.set_xlabel("–".join(str(year) for year in years), fontsize=9)
     axes.grid(axis="x", color="#dddddd", linewidth=0.8)
     axes.grid(axis="y", color="#eeeeee", linewidth=0.8)
     axes.set_axisbelow(True)
