@@ -136,12 +136,18 @@ def _mets_documents(
                 problems.append(exc)
                 continue
             shown = path.relative_to(root).as_posix()
+            try:
+                image = iiif_value(reference.image, reference.image_line,
+                                   f"{mets_file.name}: image of {shown}: ")
+            except RecordError as exc:
+                problems.append(exc)
+                continue
             if path in listed_by:
                 problems.append(RecordError(reference.line, f"{mets_file.name}: {shown} is "
                                                             f"already a page of {listed_by[path]}"))
                 continue
             listed_by[path] = mets_file.name
-            pages.append(PageFile(path, shown))
+            pages.append(PageFile(path, shown, image))
         if problems:
             yield from problems
             continue

@@ -124,6 +124,30 @@ def test_an_alto_csv_names_each_page_image_and_a_jsonl_line_its_document_image(
 
 
 @pytest.mark.django_db
+def test_a_mets_iiif_file_group_names_the_image_of_each_page(tmp_path):
+    folder = tmp_path / "petit_journal_1887"
+    write(folder, "alto/0001.xml", samples.page_one())
+    write(folder, "alto/0002.xml", samples.page_two())
+    mets = write(folder, "18870226_mets.xml", samples.mets_xml(
+        objid="bpt6k5910346", title="Le Petit Journal", date="1887-02-26",
+        files=[("ALTO1", "alto/0001.xml"), ("ALTO2", "alto/0002.xml")], order=["ALTO1", "ALTO2"],
+        iiif={"ALTO1": "https://iiif.example.org/pj/f1/info.json",
+              "ALTO2": "https://iiif.example.org/pj/f2"}))
+    ingest_file(path=folder, fmt="alto", embed=False)
+    assert [p.image for p in Document.objects.get().document_layout().pages] == [
+        "https://iiif.example.org/pj/f1", "https://iiif.example.org/pj/f2"]
+    Document.objects.all().delete()
+    mets.write_text(mets.read_text().replace("https://iiif.example.org/pj/f2",
+                                             "http://169.254.169.254/pj/f2"))
+    line = samples.line_of(mets.read_text(), "169.254.169.254")
+    with pytest.raises(IngestRefused, match=re.escape(
+            f"line {line}: 18870226_mets.xml: image of alto/0002.xml: IIIF URL points at "
+            "169.254.169.254, an internal address")):
+        ingest_file(path=folder, fmt="alto", embed=False)
+    assert not Document.objects.exists()
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(("url", "message"), HOSTILE[:3] + HOSTILE[8:10] + HOSTILE[12:13])
 def test_a_hostile_iiif_url_refuses_the_import_with_its_line(tmp_path, write_jsonl, url, message):
     line = json.loads(shared_line("1", "Texte."))
