@@ -143,9 +143,9 @@ def _draw(points: list[TimelinePoint]) -> tuple[bytes, int, int, list[TimelineAr
     axes.invert_yaxis()
     days = [p.day for p in points]
     first, last = min(days), max(days)
-    pad = max(dt.timedelta(days=2), (last - first) / 12)
+    pad = max(dt.timedelta(days=3), (last - first) / 12)
     axes.set_xlim(mdates.date2num(first - pad), mdates.date2num(last + pad))
-    locator = mdates.AutoDateLocator(maxticks=8)
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
     axes.xaxis.set_major_locator(locator)
     # Ticks name day and month (or month, or year); the years spanned go below the axis.
     axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(

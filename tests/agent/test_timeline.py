@@ -89,3 +89,20 @@ def test_an_unchanged_review_reuses_its_drawing(client, users, finished, monkeyp
     services.verdict_override(investigation=finished, user=users["alice"],
                               document_key=finished.ranked_keys[0], decision="hold", note="")
     assert _timeline(client, finished)[0] != first and len(calls) == 2
+
+
+@pytest.mark.parametrize("days", [[0], [0, 1], [0, 40], [0, 4000], [0, 40000]])
+def test_any_span_of_dates_is_drawn_without_a_locator_warning(days):
+    import datetime as dt
+    import warnings
+
+    from agent.timeline import TimelinePoint, _draw
+
+    points = [TimelinePoint(f"k{i}", "t", dt.date(1887, 2, 20) + dt.timedelta(days=d), "Le Gaulois",
+                            "accepted", "/x") for i, d in enumerate(days)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        png, width, height, areas = _draw(points)
+    assert png.startswith(b"\x89PNG") and len(areas) == len(days)
+    assert all(0 < a.x < width and 0 < a.y < height for a in areas)
+    assert areas[0].x < areas[-1].x or len(days) == 1
