@@ -121,7 +121,8 @@ def _document_fields(record: DocumentRecord) -> dict:
     return {
         "title": record.title[:500], "publication": record.publication[:300],
         "date": record.date, "date_precision": record.date_precision, "page": record.page[:100],
-        "url": record.url[:500], "metadata": record.metadata, "text": record.text,
+        "url": record.url[:500], "iiif_url": record.iiif_url, "metadata": record.metadata,
+        "text": record.text,
         "content_hash": record.content_hash(), "ocr_confidence": record.ocr_confidence,
         "layout": record.layout.to_json() if record.layout is not None else None,
     }
