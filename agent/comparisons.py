@@ -154,7 +154,7 @@ def run_differences(a: Investigation, b: Investigation) -> list[Difference]:
     differ("policy", a.policy_label, b.policy_label)
     for role in sorted(set(a.models_used) | set(b.models_used)):
         differ(f"{role} model", a.models_used.get(role, "—"), b.models_used.get(role, "—"))
-    differ("sub-corpus", a.sub_corpus or "all", b.sub_corpus or "all")
+    differ("sub-corpus", a.sub_corpus, b.sub_corpus)  # a slug; "" for every sub-corpus
     differ("from", _day(a.date_from), _day(b.date_from))
     differ("to", _day(a.date_to), _day(b.date_to))
     for setting in ADJUSTABLE_SETTINGS:
