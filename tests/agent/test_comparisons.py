@@ -229,6 +229,8 @@ def test_run_again_is_prefilled_and_creates_a_linked_run(client, users, finished
     assert f"?a={finished.pk}&amp;b={rerun.pk}" in detail
     detail = client.get(f"/investigations/{finished.pk}/").content.decode()
     assert f"?a={finished.pk}&amp;b={rerun.pk}" in detail
+    listed = client.get("/investigations/").content.decode()
+    assert f"runs #{finished.pk} again" in listed
 
 
 def test_run_again_refuses_a_setting_out_of_bounds_and_another_users_run(client, users,
@@ -314,3 +316,16 @@ def test_the_chat_client_asks_the_model_the_run_was_created_with():
     client = configured_chat_model({"agent": "model-b"})
     assert client.models["agent"] == "model-b" and client.models["planner"] == "model-p"
     assert configured_chat_model().models["agent"] == "model-a"
+
+
+def test_a_shared_run_offers_to_compare_it_with_one_of_the_viewers_own(client, users, finished):
+    own = services.investigation_create(owner=users["bob"], question="Question de Bob ?",
+                                        enqueue=False)
+    token = services.investigation_share(investigation=finished)
+    client.force_login(users["bob"])
+    page = client.get(f"/investigations/{finished.pk}/?token={token}").content.decode()
+    assert f'name="ta" value="{token}"' in page and f'<option value="{own.pk}">' in page
+    assert 'data-testid="run-again"' not in page, "only the owner runs it again"
+    response = client.get(f"/investigations/compare/?a={finished.pk}&ta={token}&b={own.pk}")
+    assert response.status_code == 200
+    assert f"/investigations/{finished.pk}/?token={token}" in response.content.decode()
