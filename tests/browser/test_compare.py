@@ -197,3 +197,12 @@ def test_run_a_batch_again_and_compare_the_two_batches(
         assert float(row["recall_at_10_change"]) == pytest.approx(recall_b - recall_a, abs=1e-4)
         assert float(row["mrr_change"]) == pytest.approx(mrr_b - mrr_a, abs=1e-4)
     assert float(rows[2]["recall_at_10_change"]) == pytest.approx(mean_b - mean_a, abs=1e-4)
+
+    # Each question's pair of runs opens as an investigation comparison, scored against gold.
+    qid = largest_first[0]
+    recall_a, recall_b, mrr_a, mrr_b = expected[qid]
+    table.first.get_by_role("link", name="compare").click()
+    expect(page.get_by_role("heading", name="Compare two runs")).to_be_visible()
+    gold = page.get_by_test_id("gold-scores").locator("td")
+    expect(gold.nth(0)).to_contain_text(f"R@10 {recall_a:.2f} · MRR {mrr_a:.3f}")
+    expect(gold.nth(1)).to_contain_text(f"R@10 {recall_b:.2f} · MRR {mrr_b:.3f}")
