@@ -68,6 +68,7 @@ class Citation:
     date: str
     page: str
     url: str
+    ocr_confidence: float | None  # the document's mean word confidence; None unless scanned
     quote: str
     quote_start: int | None
     quote_end: int | None
@@ -129,6 +130,7 @@ def _citation(source: ReviewedSource, policy: str) -> Citation:
         date=doc.date.isoformat() if doc is not None and doc.date else "",
         page=getattr(doc, "page", "") or "",
         url=getattr(doc, "url", "") or "",
+        ocr_confidence=getattr(doc, "ocr_confidence", None),
         quote=evidence.text if evidence else "",
         quote_start=evidence.start if evidence else None,
         quote_end=evidence.end if evidence else None,
@@ -256,9 +258,9 @@ def to_csl_json(items: list[Citation], investigation: Investigation) -> str:
 
 
 CSV_COLUMNS = ["rank", "state", "key", "title", "publication", "sub_corpus", "date", "page",
-               "url", "quote", "quote_start", "quote_end", "quote_origin", "rationale",
-               "rationale_by", "agent_rationale", "decided_by", "decider", "decided_at",
-               "notes", "notes_by", "confirmations", "policy"]
+               "url", "ocr_confidence", "quote", "quote_start", "quote_end", "quote_origin",
+               "rationale", "rationale_by", "agent_rationale", "decided_by", "decider",
+               "decided_at", "notes", "notes_by", "confirmations", "policy"]
 
 
 def to_csv(items: list[Citation], investigation: Investigation) -> str:
@@ -270,6 +272,8 @@ def to_csv(items: list[Citation], investigation: Investigation) -> str:
     for item in items:
         row = {column: getattr(item, column, "") for column in CSV_COLUMNS}
         row["notes_by"] = " | ".join(f"{n.author}, {n.at}" for n in item.historian_notes)
+        confidence = item.ocr_confidence
+        row["ocr_confidence"] = f"{confidence:.3f}" if confidence is not None else ""
         writer.writerow({column: csv_cell(value) for column, value in row.items()})
     return buffer.getvalue()
 

@@ -26,6 +26,7 @@ from agent.live_story import investigation_story, touched_sections
 from agent.models import Batch, Investigation, Verdict
 from agent.source_review import moved, order_in_force, reviewed_sources
 from agent.stats import batch_summary
+from agent.timeline import source_timeline
 from archive.models import SubCorpus
 from archive.params import natural_param, span_param
 from archive.selectors import document_by_key
@@ -138,11 +139,24 @@ def investigation_resume(request, pk: int):
 def investigation_review(request, pk: int):
     context = _viewer_context(request, pk)
     sources = reviewed_sources(context["investigation"])
+    ranked = [s for s in sources if s.state == selectors.SourceState.ACCEPTED]
+    held = [s for s in sources if s.state == selectors.SourceState.HELD]
+    token = context["token"]
+
+    def source_link(source: selectors.Source) -> str:
+        params: dict[str, str | int] = {"doc": source.document_key}
+        if source.best_chunk is not None:
+            params["chunk"] = source.best_chunk
+        if token:
+            params["token"] = token
+        return f"{reverse('open_source', args=[pk])}?{urlencode(params)}"
+
     context.update(
         order=order_in_force(context["investigation"], sources),
         counts=selectors.source_counts([*sources]),
-        ranked=[s for s in sources if s.state == selectors.SourceState.ACCEPTED],
-        held=[s for s in sources if s.state == selectors.SourceState.HELD],
+        ranked=ranked,
+        held=held,
+        timeline=source_timeline([*ranked, *held], source_link),
         rejected=[s for s in sources if s.state == selectors.SourceState.REJECTED],
         decisions=Verdict.Decision.choices,
         formats=list(FORMATS),

@@ -14,7 +14,7 @@ from archive.chunking import TextChunk
 
 DOCUMENT_COLUMNS = (
     "id", "sub_corpus_id", "external_id", "title", "publication", "date", "date_precision",
-    "page", "url", "metadata", "text", "content_hash", "ocr_confidence", "layout",
+    "page", "url", "iiif_url", "metadata", "text", "content_hash", "ocr_confidence", "layout",
     "created_at", "updated_at",
 )
 CHUNK_COLUMNS = (

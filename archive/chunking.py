@@ -13,6 +13,7 @@ be cut: chunk text is never altered.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -76,3 +77,9 @@ def chunk_text(
         count += unit[2]
     flush()
     return chunks
+
+
+def content_sha256(text: str) -> str:
+    """Return the hex SHA-256 of ``text`` (UTF-8): a chunk's content hash."""
+    # surrogatepass: an unstorable text still gets a key; the database refuses it on writing.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

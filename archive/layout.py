@@ -55,6 +55,7 @@ class LayoutPage:
     height: float | None = None
     unit: str = ""  # ALTO MeasurementUnit of every box: pixel, mm10 or inch1200
     blocks: tuple[LayoutBlock, ...] = ()
+    image: str = ""  # the page's IIIF Image API base (archive/iiif.py), when the import named one
 
 
 @dataclass(frozen=True)
@@ -92,11 +93,16 @@ class DocumentLayout:
                 yield page, block
 
     def to_json(self) -> dict:
-        """The stored form; block means are written for readers outside Python, never read."""
+        """The stored form; block means are written for readers outside Python, never read.
+
+        A page's ``image`` is written only when it has one, so layouts without images keep
+        the form (and the content hash) they were stored with.
+        """
         return {"version": LAYOUT_VERSION, "pages": [
             {"number": page.number, "source_file": page.source_file,
              "width": _number(page.width), "height": _number(page.height), "unit": page.unit,
-             "blocks": [_block_json(block) for block in page.blocks]}
+             "blocks": [_block_json(block) for block in page.blocks],
+             **({"image": page.image} if page.image else {})}
             for page in self.pages
         ]}
 
@@ -108,7 +114,7 @@ class DocumentLayout:
             LayoutPage(
                 number=page["number"], source_file=page["source_file"],
                 width=_float(page.get("width")), height=_float(page.get("height")),
-                unit=page.get("unit", ""),
+                unit=page.get("unit", ""), image=page.get("image", ""),
                 blocks=tuple(
                     LayoutBlock(
                         id=block["id"], hpos=_float(block["hpos"]), vpos=_float(block["vpos"]),

@@ -49,6 +49,9 @@ class Document(models.Model):
     )
     page = models.CharField(max_length=100, blank=True, help_text="page or section")
     url = models.URLField(max_length=500, blank=True, help_text="URL or ark identifier")
+    # A IIIF Image API base or manifest of the scan, checked at import (archive/iiif.py) and
+    # never fetched by the server; pages of an ALTO issue may carry their own (layout "image").
+    iiif_url = models.CharField(max_length=500, blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
     text = models.TextField()
     content_hash = models.CharField(max_length=64)

@@ -16,12 +16,12 @@ from django.db.models import F, Q
 from tqdm import tqdm
 
 from archive.bulk_writes import ChunkRow, chunks_copy, document_ids_allocate, documents_copy
-from archive.chunking import TextChunk, chunk_text
+from archive.chunk_pool import POOL_MIN_RECORDS, ChunkPool, Span, chunks_of
+from archive.chunking import TextChunk, chunk_text, content_sha256
 from archive.embeddings import EmbeddingProvider, get_provider
 from archive.embeddings.cache import (
     cache_keep_displaced,
     cache_release,
-    content_sha256,
     known_vectors,
 )
 from archive.embeddings.pool import EmbeddingPool
@@ -121,7 +121,8 @@ def _document_fields(record: DocumentRecord) -> dict:
     return {
         "title": record.title[:500], "publication": record.publication[:300],
         "date": record.date, "date_precision": record.date_precision, "page": record.page[:100],
-        "url": record.url[:500], "metadata": record.metadata, "text": record.text,
+        "url": record.url[:500], "iiif_url": record.iiif_url, "metadata": record.metadata,
+        "text": record.text,
         "content_hash": record.content_hash(), "ocr_confidence": record.ocr_confidence,
         "layout": record.layout.to_json() if record.layout is not None else None,
     }
@@ -241,6 +242,8 @@ class IngestSettings:
     workers: int = 0
     progress: bool = False
     apply_indexes: bool = True
+    # Processes chunking the next batches while one is written (large ingests only).
+    chunk_workers: int = 1
     # A batch also closes once its texts reach this size, so 7 MB documents keep memory flat.
     batch_chars: int = 8_000_000
 
@@ -252,11 +255,23 @@ class _PreparedBatch:
     records: list[DocumentRecord]
     chunks: dict[str, list[TextChunk]]  # by document key, for new or re-texted documents
     hashes: dict[str, list[str]]  # the content hash of each of those chunks
+    # Chunking under way in the chunk pool: the keys of the records it was given, in order.
+    chunking: Future[list[list[Span]]] | None = None
+    chunking_keys: list[str] = field(default_factory=list)
     reused: dict[str, np.ndarray] = field(default_factory=dict)
     from_table: set[str] = field(default_factory=set)
     computing: list[str] = field(default_factory=list)  # hashes, in the order of `futures`
     futures: list[Future[np.ndarray]] = field(default_factory=list)
     to_embed_documents: list[int] = field(default_factory=list)  # unchanged, lacking vectors
+
+    def settle_chunks(self) -> None:
+        """Wait for the chunking under way, and keep its chunks and hashes."""
+        if self.chunking is None:
+            return
+        texts = {r.key: r.text for r in self.records}
+        for key, spans in zip(self.chunking_keys, self.chunking.result(), strict=True):
+            self.chunks[key], self.hashes[key] = chunks_of(texts[key], spans)
+        self.chunking = None
 
 
 def _batches(records: Iterator[DocumentRecord], settings: IngestSettings
@@ -289,22 +304,25 @@ def _stored_state(records: list[DocumentRecord], model: str | None) -> dict[str,
         return {row[0]: row[1:] for row in cursor.fetchall()}
 
 
-def _prepare(records: list[DocumentRecord], pool: EmbeddingPool | None) -> _PreparedBatch:
-    """Chunk what must be written and start embedding what no stored vector covers."""
+def _prepare(records: list[DocumentRecord], pool: EmbeddingPool | None,
+             chunker: ChunkPool) -> _PreparedBatch:
+    """Start chunking what must be written, and embedding what no stored vector covers."""
     model = pool.provider.name if pool else None
     stored = _stored_state(records, model)
     batch = _PreparedBatch(records=records, chunks={}, hashes={})
+    to_chunk: list[DocumentRecord] = []
     for record in records:
         state = stored.get(record.key)
         if state is not None and state[1] == record.content_hash():
             if state[2]:
                 batch.to_embed_documents.append(state[0])
             continue
-        chunks = chunk_text(record.text)
-        batch.chunks[record.key] = chunks
-        batch.hashes[record.key] = [content_sha256(c.text) for c in chunks]
+        to_chunk.append(record)
+    batch.chunking_keys = [r.key for r in to_chunk]
+    batch.chunking = chunker.submit([r.text for r in to_chunk])
     if pool is None:
         return batch
+    batch.settle_chunks()  # the texts to embed are the chunks'
     all_hashes = [h for hs in batch.hashes.values() for h in hs]
     batch.reused, batch.from_table = known_vectors(pool.provider.name, all_hashes)
     texts: dict[str, str] = {}
@@ -320,6 +338,7 @@ def _prepare(records: list[DocumentRecord], pool: EmbeddingPool | None) -> _Prep
 def _write_prepared(batch: _PreparedBatch, pool: EmbeddingPool | None,
                     report: IngestReport) -> list[int]:
     """Write ``batch`` in one transaction; return the ids of the documents it changed."""
+    batch.settle_chunks()
     vectors = dict(batch.reused)
     if pool is not None:
         vectors.update(zip(batch.computing, EmbeddingPool.gather(batch.futures), strict=True))
@@ -328,12 +347,10 @@ def _write_prepared(batch: _PreparedBatch, pool: EmbeddingPool | None,
     with transaction.atomic():
         infos = {r.sub_corpus.slug: r.sub_corpus for r in batch.records}
         sub_corpora = {slug: sub_corpus_ensure(info=info) for slug, info in infos.items()}
-        wanted = Q(pk__in=[])
-        for r in batch.records:
-            wanted |= Q(sub_corpus=sub_corpora[r.sub_corpus.slug], external_id=r.external_id)
+        stored_ids = [state[0] for state in _stored_state(batch.records, None).values()]
         existing = {
             (d.sub_corpus_id, d.external_id): d
-            for d in Document.objects.select_for_update().filter(wanted)
+            for d in Document.objects.select_for_update().filter(pk__in=stored_ids)
         }
         new: list[tuple[DocumentRecord, dict]] = []
         rechunked: list[tuple[int, DocumentRecord]] = []
@@ -401,6 +418,7 @@ def _write_or_each(batch: _PreparedBatch, pool: EmbeddingPool | None, report: In
 
     A record the database refuses on its own is skipped and listed in ``report.errors``.
     """
+    batch.settle_chunks()
     if not settings.skip_refused:
         return _write_prepared(batch, pool, report)
     attempt = IngestReport()
@@ -455,6 +473,10 @@ def ingest_stream(
     bar = tqdm(total=total, desc="ingest", unit="doc", disable=not settings.progress,
                dynamic_ncols=True)
     pool = EmbeddingPool(provider, settings.workers) if provider is not None else None
+    chunker = ChunkPool(settings.chunk_workers if total >= POOL_MIN_RECORDS else 0)
+    # Batches prepared ahead of the one being written: embedding or chunking runs meanwhile.
+    ahead = max(settings.workers if pool is not None else 0,
+                1 if chunker.parallel else 0)
     in_flight: deque[_PreparedBatch] = deque()
     changed_any = False
 
@@ -480,13 +502,14 @@ def ingest_stream(
     try:
         for records_batch in _batches(records, settings):
             report.read += len(records_batch)
-            in_flight.append(_prepare(records_batch, pool))
-            while len(in_flight) > settings.workers:
+            in_flight.append(_prepare(records_batch, pool, chunker))
+            while len(in_flight) > ahead:
                 write_oldest()
         while in_flight:
             write_oldest()
     finally:
         bar.close()
+        chunker.close()
         if pool is not None:
             pool.close()
     if changed_any:

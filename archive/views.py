@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, render
+from django.utils.csp import CSP
 
 from archive import selectors
 from archive.highlight import Span, document_html
+from archive.iiif import iiif_url_problem, image_origin, is_manifest, span_regions
 from archive.models import Document, SubCorpus
 from archive.params import natural_param, span_param
 
@@ -57,9 +60,34 @@ def document_detail(request, pk: int):
         selected = next((c for c in chunks if c.char_start <= span.start < c.char_end), None)
     investigation = natural_param(request, "from")
     token = request.GET.get("token", "")
-    return render(request, "archive/document.html", {
+    regions = _page_regions(document, span, selected)
+    iiif = document.iiif_url
+    if iiif and iiif_url_problem(iiif):  # checked at import; a row written otherwise is not linked
+        iiif = ""
+    response = render(request, "archive/document.html", {
         "document": document, "chunks": chunks, "selected": selected, "span": span,
         "text_html": document_html(document.text, chunks, span,
                                    selected.pk if selected else None),
-        "from_investigation": investigation, "token": token,
+        "from_investigation": investigation, "token": token, "regions": regions,
+        "iiif_link": iiif, "iiif_manifest": bool(iiif) and is_manifest(iiif),
     })
+    if regions:
+        # The page may load images from the IIIF hosts it shows, and from nowhere else.
+        origins = sorted({image_origin(region.url) for region in regions})
+        response._csp_config = {  # type: ignore[attr-defined]
+            **settings.SECURE_CSP, "img-src": [CSP.SELF, "data:", *origins]}
+    return response
+
+
+def _page_regions(document: Document, span: Span | None, selected) -> list:
+    """The page-image regions of the evidence (else the marked chunk) of a scanned document."""
+    layout = document.document_layout()
+    if layout is None:
+        return []
+    if span is not None:
+        start, end = span.start, span.end
+    elif selected is not None:
+        start, end = selected.char_start, selected.char_end
+    else:
+        return []
+    return span_regions(layout, start, end, document.iiif_url)

@@ -18,6 +18,10 @@ CHANNEL_CHOICES = [
 ]
 
 
+# Documents imported as text have no OCR confidence: the filter keeps them unless asked not to.
+UNRATED_KEEP, UNRATED_DROP = "keep", "drop"
+
+
 class SearchForm(forms.Form):
     """Query, channel, sub-corpora, date range and how many documents to show."""
 
@@ -31,6 +35,12 @@ class SearchForm(forms.Form):
                               widget=forms.DateInput(attrs={"type": "date"}))
     cap = forms.IntegerField(label="Documents", min_value=1, max_value=100, initial=20,
                              required=False)
+    min_confidence = forms.IntegerField(
+        label="Min. OCR confidence (%)", min_value=0, max_value=100, required=False,
+        help_text="The mean confidence of a scanned document's words, from its ALTO pages.")
+    unrated = forms.ChoiceField(
+        label="Documents without a confidence", initial=UNRATED_KEEP, required=False,
+        choices=[(UNRATED_KEEP, "kept"), (UNRATED_DROP, "left out")])
 
     def __init__(self, *args, sub_corpora=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -58,6 +68,12 @@ class SearchForm(forms.Form):
         if start is None:
             return None if end is None else DateWindow.around(end)
         return DateWindow(start, end if end is not None else start)
+
+    def confidence_floor(self) -> tuple[float | None, bool]:
+        """(the minimum mean OCR confidence asked, 0-1 or None; whether unrated documents stay)."""
+        percent = self.cleaned_data.get("min_confidence")
+        keep = (self.cleaned_data.get("unrated") or UNRATED_KEEP) == UNRATED_KEEP
+        return (percent / 100 if percent is not None else None), keep
 
     def search_request(self) -> SearchRequest:
         """Return the search the valid form asks for (channel "hybrid" is the page's fusion)."""

@@ -8,7 +8,7 @@ from django.shortcuts import render
 
 from retrieval import services
 from retrieval.forms import SearchForm
-from retrieval.selectors import sub_corpus_choices
+from retrieval.selectors import confidence_restricted, sub_corpus_choices
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +21,9 @@ def search_page(request):
     groups, error = [], None
     if submitted and form.is_valid():
         try:
-            groups = services.search_documents(form.search_request())
+            minimum, keep_unrated = form.confidence_floor()
+            groups = services.search_documents(confidence_restricted(
+                form.search_request(), minimum, keep_unrated=keep_unrated))
         except Exception:  # a broken channel (e.g. no embedding model) must not break the page
             logger.exception("search failed")
             error = "This search channel failed; try another one."

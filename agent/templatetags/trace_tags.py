@@ -63,3 +63,11 @@ def step_action(action: str) -> str:
 def get_item(mapping, key):
     """Look a key up in a dict."""
     return mapping.get(key) if mapping else None
+
+
+@register.filter
+def confidence(value: float | None) -> str:
+    """Show an OCR confidence (0-1) as a whole percentage: "87 %" ("" when there is none)."""
+    if value is None:
+        return ""
+    return f"{round(float(value) * 100)} %"

@@ -8,22 +8,16 @@ back reuses it). Lookups read the chunks first, then the table.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable
 
 import numpy as np
 from django.db import connection
 
+from archive.chunking import content_sha256
 from archive.embeddings.base import EmbeddingProvider
 from archive.models import EMBEDDING_DIMENSIONS, Chunk, EmbeddingCache
 
 LOOKUP_BATCH = 1000
-
-
-def content_sha256(text: str) -> str:
-    """Return the hex SHA-256 of ``text`` (UTF-8)."""
-    # surrogatepass: an unstorable text still gets a key; the database refuses it on writing.
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def known_vectors(model: str, hashes: Iterable[str]) -> tuple[dict[str, np.ndarray], set[str]]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -32,6 +32,7 @@ from archive.importers.records import (
     DocumentRecord,
     RecordError,
     dated_title,
+    iiif_value,
     parse_date,
     slug_for,
     sub_corpus_info,
@@ -48,6 +49,7 @@ _URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 class PageFile:
     path: Path
     shown: str  # its path inside the imported folder: how messages and the layout name it
+    image: str = ""  # its IIIF Image API base (the CSV's iiif column), checked
 
 
 def xml_files(folder: Path) -> list[Path]:
@@ -101,7 +103,10 @@ def _with_text(record: DocumentRecord, pages: list[PageFile], *, max_file_bytes:
     if errors:
         yield from errors
         return
-    record.text, record.layout = text.result()
+    record.text, layout = text.result()
+    record.layout = replace(layout, pages=tuple(
+        replace(page, image=file.image) if file.image else page
+        for page, file in zip(layout.pages, pages, strict=True)))
     if not record.text.strip():
         names = ", ".join(p.shown for p in pages)
         yield RecordError(record.line, f"{names}: no text (no String with CONTENT) in "
@@ -131,12 +136,18 @@ def _mets_documents(
                 problems.append(exc)
                 continue
             shown = path.relative_to(root).as_posix()
+            try:
+                image = iiif_value(reference.image, reference.image_line,
+                                   f"{mets_file.name}: image of {shown}: ")
+            except RecordError as exc:
+                problems.append(exc)
+                continue
             if path in listed_by:
                 problems.append(RecordError(reference.line, f"{mets_file.name}: {shown} is "
                                                             f"already a page of {listed_by[path]}"))
                 continue
             listed_by[path] = mets_file.name
-            pages.append(PageFile(path, shown))
+            pages.append(PageFile(path, shown, image))
         if problems:
             yield from problems
             continue
@@ -211,22 +222,28 @@ def _own_document(file: Path, line: int, row: dict, default_slug: str, where: st
     """One page, one document, described by its CSV row if it has one."""
     try:
         record = _described(row, line, where, default_slug, default_id=file.stem)
+        image = iiif_value(row.get("iiif"), line, f"{where}: ")
     except RecordError as exc:
         return exc
     record.page = row.get("page", "")
     record.metadata = {"filename": file.name}
-    return record, [PageFile(file, file.name)]
+    return record, [PageFile(file, file.name, image)]
 
 
 def _issue_document(issue: str, rows: list[tuple[int, dict, Path]], csv_name: str,
                     default_slug: str) -> tuple[DocumentRecord, list[PageFile]] | RecordError:
     """The pages of one issue, in order, described by their rows' agreeing columns."""
     ordered = []
+    images: dict[Path, str] = {}
     for line, row, file in rows:
         page = row.get("page", "")
         if page and not page.isdigit():
             return RecordError(line, f"{csv_name}: issue {issue!r}: page {page!r} of {file.name} "
                                      "is not a whole number (it orders the issue's pages)")
+        try:
+            images[file] = iiif_value(row.get("iiif"), line, f"{csv_name}: {file.name}: ")
+        except RecordError as exc:
+            return exc
         ordered.append(((0, int(page)) if page else (1, 0), file.name, line, row, file))
     ordered.sort(key=lambda page: page[:2])
     described: dict[str, str] = {}
@@ -250,7 +267,7 @@ def _issue_document(issue: str, rows: list[tuple[int, dict, Path]], csv_name: st
     except RecordError as exc:
         return exc
     record.metadata = {"issue": issue}
-    return record, [PageFile(file, file.name) for *_, file in ordered]
+    return record, [PageFile(file, file.name, images[file]) for *_, file in ordered]
 
 
 def _described(row: dict, line: int, where: str, default_slug: str, *, default_id: str

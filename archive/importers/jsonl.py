@@ -9,6 +9,7 @@ from archive.importers.records import (
     DocumentRecord,
     RecordError,
     date_from_parts,
+    iiif_value,
     parse_date,
     require_str,
     sub_corpus_info,
@@ -62,6 +63,7 @@ def shared_record(row: dict, line: int) -> DocumentRecord:
     record = DocumentRecord(
         line=line, sub_corpus=info, external_id=raw_id.strip(), text=text,
         publication=source or info.name, date=date, date_precision=precision,
+        iiif_url=iiif_value(row.get("iiif"), line),
     )
     debate = section_parts(record.external_id)
     when = format_french_date(date, precision)
@@ -108,7 +110,7 @@ def historiqa_record(row: dict, line: int) -> DocumentRecord:
     sommaire = row.get("sommaire")
     metadata = {
         k: v for k, v in row.items()
-        if k not in {"collection", "id", "document", "year", "month", "day"}
+        if k not in {"collection", "id", "document", "year", "month", "day", "iiif"}
         and isinstance(v, str | int | float | bool | list | dict | type(None))
     }
     publication = str(row.get("source") or info.name)
@@ -120,7 +122,7 @@ def historiqa_record(row: dict, line: int) -> DocumentRecord:
         line=line, sub_corpus=info, external_id=external_id.strip(), text=text, title=title,
         publication=publication, date=date, date_precision=precision,
         page=str(row.get("page") or ""), url=str(row.get("url") or row.get("ark") or ""),
-        metadata=metadata,
+        iiif_url=iiif_value(row.get("iiif"), line), metadata=metadata,
     )
 
 

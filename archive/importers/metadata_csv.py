@@ -1,8 +1,10 @@
 """The metadata CSV of a folder import (.txt or ALTO files): one row per file, by file name.
 
 Columns (all optional but ``filename``): filename, title, date (YYYY, YYYY-MM or YYYY-MM-DD),
-sub_corpus, sub_corpus_name, genre, publication, page, url, external_id; an ALTO folder also
-reads ``issue``. Files without a row go to a sub-corpus named after the folder.
+sub_corpus, sub_corpus_name, genre, publication, page, url, external_id, iiif (a IIIF Image API
+base or manifest of the scan, checked by ``archive/iiif.py``); an ALTO folder also reads
+``issue``, and there ``iiif`` names the image of each row's page. Files without a row go to
+a sub-corpus named after the folder.
 """
 
 from __future__ import annotations

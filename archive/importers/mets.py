@@ -4,6 +4,9 @@
   other files are left aside), ordered as the ``PHYSICAL`` ``structMap`` orders the divs
   pointing at them (by ``ORDER`` when every such div has a whole number there, else in file
   order); files the map does not reach follow in ``fileSec`` order.
+- Page images: a file of a ``fileGrp`` whose ``USE`` is ``IIIF`` is the IIIF Image API base of
+  the page whose ``PHYSICAL`` div points at it (a trailing ``/info.json`` is dropped); it is
+  checked where the page is read (``archive/iiif.py``), never fetched.
 - Description: the first MODS record (``dmdSec``) with a ``titleInfo/title`` or an
   ``originInfo/dateIssued``; the external id is the METS ``OBJID``, else the file's stem.
 """
@@ -11,7 +14,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +35,8 @@ _ISSUED = re.compile(r"^\s*(\d{4}(?:-\d{1,2}(?:-\d{1,2})?)?)(?:T[\d:.+\-Z]*)?\s*
 class PageReference:
     href: str
     line: int  # of its FLocat in the METS file
+    image: str = ""  # the page's IIIF Image API base, unchecked, when a IIIF file names it
+    image_line: int = 0
 
 
 @dataclass
@@ -68,6 +73,9 @@ def read_mets(path: Path, shown: str, *, max_bytes: int) -> MetsDocument:
         if href and href.lower().split("?")[0].endswith(".xml"):
             files[file.get("ID") or f"#{len(files)}"] = PageReference(
                 href, location.sourceline or 0)
+    images = _page_images(root, set(files))
+    files = {i: replace(reference, image=images[i][0], image_line=images[i][1])
+             if i in images else reference for i, reference in files.items()}
     ordered = _physical_order(root, set(files))
     document.pages = [files[i] for i in ordered] + [
         reference for i, reference in files.items() if i not in set(ordered)
@@ -92,6 +100,29 @@ def _describe(root: Any, document: MetsDocument, shown: str) -> None:
                     "(expected YYYY, YYYY-MM or YYYY-MM-DD)"))
             document.date, document.date_line = match.group(1), issued.sourceline or 0
         return
+
+
+def _page_images(root: Any, alto_ids: set[str]) -> dict[str, tuple[str, int]]:
+    """Map ALTO file id -> (IIIF href, its line) through the PHYSICAL divs pointing at both."""
+    iiif: dict[str, tuple[str, int]] = {}
+    for group in root.iter(_m("fileGrp")):
+        if (group.get("USE") or "").strip().upper() != "IIIF":
+            continue
+        for file in group.iter(_m("file")):
+            location = file.find(_m("FLocat"))
+            href = (location.get(f"{{{XLINK}}}href") or "").strip() if location is not None else ""
+            if href and file.get("ID"):
+                href = href.removesuffix("/info.json")
+                iiif[file.get("ID")] = (href, location.sourceline or 0)
+    images: dict[str, tuple[str, int]] = {}
+    if not iiif:
+        return images
+    for div in root.iter(_m("div")):
+        pointed = [fptr.get("FILEID") for fptr in div.findall(_m("fptr"))]
+        image = next((iiif[i] for i in pointed if i in iiif), None)
+        if image is not None:
+            images.update({i: image for i in pointed if i in alto_ids and i not in images})
+    return images
 
 
 def _physical_order(root: Any, alto_ids: set[str]) -> list[str]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from django.utils.text import slugify
 
+from archive.iiif import iiif_url_problem
 from archive.layout import DocumentLayout
 from common.document_keys import document_key
 from common.french_dates import format_french_date
@@ -69,6 +70,7 @@ class DocumentRecord:
     date_precision: str = ""
     page: str = ""
     url: str = ""
+    iiif_url: str = ""  # a IIIF Image API base or manifest (archive/iiif.py), checked at reading
     metadata: dict = field(default_factory=dict)
     # Scanned documents (ALTO): pages, blocks and word confidences; None for plain text.
     layout: DocumentLayout | None = None
@@ -85,13 +87,15 @@ class DocumentRecord:
     def content_hash(self) -> str:
         """Hash the text, every citation field and the layout, so any change is noticed.
 
-        The layout (and with it every word confidence) joins the hash only when there is one,
-        so documents without it keep the hash they were stored with.
+        The layout (and with it every word confidence) and the IIIF URL join the hash only when
+        there is one, so documents without them keep the hash they were stored with.
         """
         fields = [self.text, self.title, self.publication, self.date and self.date.isoformat(),
                   self.date_precision, self.page, self.url, self.metadata]
         if self.layout is not None:
             fields.append(self.layout.to_json())
+        if self.iiif_url:
+            fields.append({"iiif_url": self.iiif_url})
         payload = json.dumps(fields, ensure_ascii=False, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -144,6 +148,18 @@ def require_str(row: dict, key: str, line: int, *, allow_empty: bool = False) ->
         raise RecordError(line, f"field {key!r} must be a string, got {type(value).__name__}")
     if not allow_empty and not value.strip():
         raise RecordError(line, f"field {key!r} is empty")
+    return value
+
+
+def iiif_value(value: object, line: int, where: str = "") -> str:
+    """Return the IIIF URL ``value`` (stripped; "" when absent), or refuse it (archive/iiif.py)."""
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str):
+        raise RecordError(line, f"{where}field 'iiif' must be a string, got {type(value).__name__}")
+    value = value.strip()
+    if value and (problem := iiif_url_problem(value)):
+        raise RecordError(line, f"{where}{problem}")
     return value
 
 

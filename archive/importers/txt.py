@@ -14,6 +14,7 @@ from archive.importers.records import (
     DocumentRecord,
     RecordError,
     dated_title,
+    iiif_value,
     parse_date,
     slug_for,
 )
@@ -52,6 +53,7 @@ def read_txt_folder(
             continue
         try:
             info = row_sub_corpus(row, default_slug, line=line, where=where)
+            iiif = iiif_value(row.get("iiif"), line, f"{where}: ")
         except RecordError as exc:
             yield exc
             continue
@@ -61,5 +63,6 @@ def read_txt_folder(
             text=text, title=row.get("title") or dated_title(publication or file.stem, date,
                                                              precision),
             publication=publication, date=date, date_precision=precision,
-            page=row.get("page", ""), url=row.get("url", ""), metadata={"filename": file.name},
+            page=row.get("page", ""), url=row.get("url", ""), iiif_url=iiif,
+            metadata={"filename": file.name},
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from common.search import SearchRequest
 
@@ -19,6 +19,8 @@ class IndexedChunk:
     language: str  # analyzer language code ("fr", "xx" when none applies)
     day: int | None  # proleptic ordinal of the document's date
     text: str
+    # The chunk's distinct folded words, as the vocabulary splits them (engines holding words).
+    words: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,20 @@ class ChunkMatch:
     document_key: str
     sub_corpus: str
     score: float
+
+
+@dataclass(frozen=True, slots=True)
+class WordQuery:
+    """A substring search over the chunks' folded words, scored without reading any text.
+
+    ``scored``: per query word, its variants with their weights; a chunk scores the sum over
+    query words of the best weight among the variants it holds, and must hold one of them.
+    ``required``: per required word, the words holding it; a chunk must hold one of each.
+    When ``required`` is set, ``scored`` only ranks (a chunk may hold none of the variants).
+    """
+
+    scored: tuple[tuple[tuple[str, float], ...], ...]
+    required: tuple[tuple[str, ...], ...] = ()
 
 
 class IndexCorrupt(Exception):
@@ -69,4 +85,14 @@ class TextIndex(Protocol):
 
     def close(self) -> None:
         """Release readers and files."""
+        ...
+
+
+@runtime_checkable
+class WordIndex(Protocol):
+    """An index that also holds each chunk's folded words: the substring channel searches it."""
+
+    def word_search(self, query: WordQuery, filters: SearchRequest, limit: int,
+                    offset: int = 0) -> list[ChunkMatch]:
+        """Return chunks ``offset`` to ``offset + limit`` of the word query, best first."""
         ...

@@ -18,7 +18,8 @@ from archive import outbox
 from common.document_keys import document_key
 from retrieval.analysis import DEFAULT_OPTIONS, AnalyzerOptions, field_language
 from retrieval.bm25 import store
-from retrieval.bm25.base import IndexChanges, IndexCorrupt, IndexedChunk, TextIndex
+from retrieval.bm25.base import IndexChanges, IndexCorrupt, IndexedChunk, TextIndex, WordIndex
+from retrieval.vocabulary import FOLD_SQL, MAX_WORD_LENGTH, WORD_SPLIT
 
 logger = logging.getLogger(__name__)
 
@@ -27,25 +28,36 @@ CONSUMER = "bm25"
 BATCH_DOCUMENTS = 500
 
 
-def _chunks_of(document_ids: list[int]) -> list[IndexedChunk]:
+# A chunk's distinct folded words, split exactly as the vocabulary splits them (same SQL).
+_WORDS_SQL = (
+    f"array(SELECT DISTINCT w FROM regexp_split_to_table({FOLD_SQL.format('c.text')}, "
+    f"'{WORD_SPLIT}') AS t(w) WHERE w <> '' AND length(w) <= {MAX_WORD_LENGTH})"
+)
+
+
+def _chunks_of(document_ids: list[int], *, with_words: bool) -> list[IndexedChunk]:
+    words = _WORDS_SQL if with_words else "'{}'::text[]"
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT c.id, d.id, s.slug, d.external_id, s.language, d.date, c.text "
+            f"SELECT c.id, d.id, s.slug, d.external_id, s.language, d.date, c.text, {words} "
             "FROM archive_chunk c JOIN archive_document d ON d.id = c.document_id "
             "JOIN archive_subcorpus s ON s.id = d.sub_corpus_id "
             "WHERE d.id = ANY(%s) ORDER BY c.id",
             [document_ids],
         )
         return [IndexedChunk(chunk_id, doc_id, document_key(slug, external_id), slug,
-                             field_language(language), date.toordinal() if date else None, text)
-                for chunk_id, doc_id, slug, external_id, language, date, text in cursor.fetchall()]
+                             field_language(language), date.toordinal() if date else None, text,
+                             tuple(chunk_words))
+                for chunk_id, doc_id, slug, external_id, language, date, text, chunk_words
+                in cursor.fetchall()]
 
 
 def apply_documents(index: TextIndex, document_ids: list[int]) -> int:
     """Replace the documents' chunks by their committed ones (none if deleted); commit."""
     if not document_ids:
         return 0
-    index.apply(IndexChanges(tuple(document_ids), tuple(_chunks_of(document_ids))))
+    chunks = _chunks_of(document_ids, with_words=isinstance(index, WordIndex))
+    index.apply(IndexChanges(tuple(document_ids), tuple(chunks)))
     return len(document_ids)
 
 

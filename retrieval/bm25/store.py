@@ -16,7 +16,7 @@ from retrieval.bm25.whoosh_engine import WhooshIndex
 ENGINES = ("whoosh", "tantivy")
 # Bumped when the index's fields or the way texts are turned into terms change: a new version
 # lives in a new directory, built in full once; every other change is applied per document.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # Measured on the dev questions (see docs/retrieval-evaluation.md): stronger length
 # normalisation helps the short press articles against long debate sections (Tantivy's
 # candidates are rescored with them).

@@ -2,7 +2,9 @@
 
 One analyzer per language (see ``tantivy_analysis``) is registered again on every open (Tantivy
 does not persist custom analyzers). Tantivy ranks candidates with its fixed BM25 parameters;
-the best ``RESCORE_CANDIDATES`` are rescored with the stored k1 and b.
+the best ``RESCORE_CANDIDATES`` are rescored with the stored k1 and b. The index also holds each
+chunk's distinct folded words (field ``words``), which the substring channel scores in
+``word_search``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from whoosh.lang import languages as whoosh_languages
 
 from common.search import SearchRequest
 from retrieval.analysis import AnalyzerOptions
-from retrieval.bm25.base import ChunkMatch, IndexChanges, IndexCorrupt
+from retrieval.bm25.base import ChunkMatch, IndexChanges, IndexCorrupt, WordQuery
 from retrieval.bm25.tantivy_analysis import (
     RESCORE_CANDIDATES,
     build_text_analyzer,
@@ -29,6 +31,8 @@ from retrieval.bm25.tantivy_analysis import (
 ENGINE = "tantivy"
 LANGUAGES_FILE = "trace-languages.json"
 WRITER_HEAP_BYTES = 64_000_000
+# Document ids counted per terms aggregation (Tantivy's bucket limit is 65,000).
+COUNTED_PER_AGGREGATION = 50_000
 # Tantivy's schema is fixed at creation: one text field per analyzer language whoosh knows.
 LANGUAGES = sorted({*whoosh_languages, "xx"})
 
@@ -40,6 +44,8 @@ def _schema() -> Any:
     builder.add_text_field("document_key", stored=True, tokenizer_name="raw")
     builder.add_text_field("sub_corpus", stored=True, tokenizer_name="raw")
     builder.add_integer_field("day", indexed=True, fast=True)
+    # The chunk's distinct folded words (the vocabulary's), one term each: the substring channel.
+    builder.add_text_field("words", tokenizer_name="raw", index_option="basic")
     for language in LANGUAGES:
         builder.add_text_field(f"text_{language}", tokenizer_name=tokenizer_name(language),
                                 index_option="freq")
@@ -135,6 +141,8 @@ class TantivyIndex:
                 }
                 if chunk.day is not None:
                     fields["day"] = chunk.day
+                if chunk.words:
+                    fields["words"] = list(chunk.words)
                 writer.add_document(tantivy.Document(**fields))
             languages = sorted(set(self._read_languages()) | {
                 c.language if c.language in self._analyzers else "xx" for c in changes.add})
@@ -162,26 +170,7 @@ class TantivyIndex:
         if not should:
             return None
         scoring = tantivy.Query.boolean_query(should)
-        clauses = [(tantivy.Occur.Must, scoring)]
-        restrictions = []
-        if filters.sub_corpora is not None:
-            restrictions.append(tantivy.Query.term_set_query(
-                schema, "sub_corpus", list(filters.sub_corpora)))
-        if filters.document_ids is not None:
-            restrictions.append(tantivy.Query.term_set_query(
-                schema, "document_id", list(filters.document_ids)))
-        if filters.window is not None:
-            restrictions.append(tantivy.Query.range_query(
-                schema, "day", tantivy.FieldType.Integer, filters.window.start.toordinal(),
-                filters.window.end.toordinal()))
-        clauses += [(tantivy.Occur.Must, tantivy.Query.const_score_query(r, 0.0))
-                    for r in restrictions]
-        if filters.exclude_chunk_ids:
-            clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
-                schema, "chunk_id", list(filters.exclude_chunk_ids))))
-        if filters.exclude_document_keys:
-            clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
-                schema, "document_key", list(filters.exclude_document_keys))))
+        clauses = [(tantivy.Occur.Must, scoring), *_filter_clauses(schema, filters)]
         return tantivy.Query.boolean_query(clauses), scoring
 
     def search(self, query: str, filters: SearchRequest, limit: int) -> list[ChunkMatch]:
@@ -205,19 +194,74 @@ class TantivyIndex:
                                       doc["document_key"][0], doc["sub_corpus"][0], score))
         return matches
 
-    def documents_indexed(self) -> dict[int, int]:
-        """Count the live chunks of each document (an aggregation over the document id column)."""
+    def word_search(self, query: WordQuery, filters: SearchRequest, limit: int,
+                    offset: int = 0) -> list[ChunkMatch]:
+        """Return chunks ``offset`` to ``offset + limit`` of a word query, best first.
+
+        A query word scores the best weight among its variants a chunk holds (a disjunction-max
+        of constant scores), the chunk the sum over query words: computed in Rust over the
+        postings of the variants only, whatever the size of the archive.
+        """
+        if any(not holding for holding in query.required):
+            return []  # a required word no chunk holds
         ix = self._reader()
+        schema = ix.schema
+
+        def term(word: str) -> Any:
+            return tantivy.Query.term_query(schema, "words", word)
+
+        per_word = [
+            tantivy.Query.disjunction_max_query(
+                [tantivy.Query.const_score_query(term(word), weight) for word, weight in variants])
+            for variants in query.scored if variants
+        ]
+        clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(
+            tantivy.Query.term_set_query(schema, "words", list(holding)), 0.0))
+            for holding in query.required]
+        scoring = [(tantivy.Occur.Should, part) for part in per_word]
+        if clauses:
+            clauses += scoring
+        elif scoring:
+            clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(scoring))]
+        else:
+            return []
+        clauses += _filter_clauses(schema, filters)
+        searcher = ix.searcher()
+        hits = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False,
+                               offset=offset).hits
+        matches = []
+        for score, address in hits:
+            doc = searcher.doc(address)
+            matches.append(ChunkMatch(doc["chunk_id"][0], doc["document_id"][0],
+                                      doc["document_key"][0], doc["sub_corpus"][0], float(score)))
+        return matches
+
+    def documents_indexed(self) -> dict[int, int]:
+        """Count the live chunks of each document (aggregations over the document id column).
+
+        Tantivy refuses a terms aggregation of more than 65,000 buckets: the ids are counted
+        in ranges of `COUNTED_PER_AGGREGATION` consecutive ids, each under that limit.
+        """
+        ix = self._reader()
+        counts: dict[int, int] = {}
         try:
             searcher = ix.searcher()
             if searcher.num_docs == 0:
                 return {}
-            result = searcher.aggregate(tantivy.Query.all_query(), {
-                "docs": {"terms": {"field": "document_id", "size": searcher.num_docs}}})
+            bounds = searcher.aggregate(tantivy.Query.all_query(), {
+                "ids": {"stats": {"field": "document_id"}}})["ids"]
+            low, high = int(bounds["min"]), int(bounds["max"])
+            for start in range(low, high + 1, COUNTED_PER_AGGREGATION):
+                end = min(start + COUNTED_PER_AGGREGATION - 1, high)
+                part = tantivy.Query.range_query(ix.schema, "document_id",
+                                                 tantivy.FieldType.Integer, start, end)
+                result = searcher.aggregate(part, {"docs": {"terms": {
+                    "field": "document_id", "size": end - start + 1}}})
+                counts.update((int(bucket["key"]), int(bucket["doc_count"]))
+                              for bucket in result["docs"]["buckets"])
         except Exception as exc:
             raise IndexCorrupt(f"{self.path}: {type(exc).__name__}: {exc}") from exc
-        return {int(bucket["key"]): int(bucket["doc_count"])
-                for bucket in result["docs"]["buckets"]}
+        return counts
 
     def chunk_count(self) -> int:
         """Return the number of live chunks in the last commit."""
@@ -230,3 +274,27 @@ class TantivyIndex:
     def close(self) -> None:
         """Drop the open index (its reader and files)."""
         self._index = None
+
+
+def _filter_clauses(schema: Any, filters: SearchRequest) -> list[tuple[Any, Any]]:
+    """Return the request's restrictions (scoring nothing) and exclusions as boolean clauses."""
+    restrictions = []
+    if filters.sub_corpora is not None:
+        restrictions.append(tantivy.Query.term_set_query(
+            schema, "sub_corpus", list(filters.sub_corpora)))
+    if filters.document_ids is not None:
+        restrictions.append(tantivy.Query.term_set_query(
+            schema, "document_id", list(filters.document_ids)))
+    if filters.window is not None:
+        restrictions.append(tantivy.Query.range_query(
+            schema, "day", tantivy.FieldType.Integer, filters.window.start.toordinal(),
+            filters.window.end.toordinal()))
+    clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(r, 0.0))
+               for r in restrictions]
+    if filters.exclude_chunk_ids:
+        clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
+            schema, "chunk_id", list(filters.exclude_chunk_ids))))
+    if filters.exclude_document_keys:
+        clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
+            schema, "document_key", list(filters.exclude_document_keys))))
+    return clauses

@@ -165,16 +165,123 @@ def _finish(ax, title: str, fig, path: Path) -> None:
     plt.close(fig)
 
 
+def _headline_k(results: Sequence[dict]) -> int:
+    ks = results[0]["ks"]
+    return 10 if 10 in ks else max(ks)
+
+
+def _grouped_bars(groups: Sequence[str], series: Sequence[tuple[str, list]], *, title: str,
+                  xlabel: str, path: Path) -> None:
+    """Horizontal bars: one group per row, one bar per series; a missing value draws nothing."""
+    height = max(2.2, 0.9 + len(groups) * (0.25 + 0.22 * len(series)))
+    fig, ax = plt.subplots(figsize=(7, height))
+    bar = 0.8 / max(1, len(series))
+    for i, (label, values) in enumerate(series):
+        positions = [g + (i - (len(series) - 1) / 2) * bar for g in range(len(groups))]
+        drawn = [(y, v) for y, v in zip(positions, values, strict=True) if v is not None]
+        bars = ax.barh([y for y, _ in drawn], [v for _, v in drawn], height=bar * 0.9,
+                       label=label)
+        ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=2)
+    ax.set_yticks(range(len(groups)), groups, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.08)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    if len(series) > 1:
+        ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def plot_recall_by_type(results: Sequence[dict], path: Path) -> None:
+    """Recall@10 (else the largest k) per question type, one bar per system."""
+    k = _headline_k(results)
+    types = sorted({t for r in results for t in r["by_type"]})
+    counts = {t: next(r["by_type"][t]["n"] for r in results if t in r["by_type"])
+              for t in types}
+    groups = ["overall", *(f"{t} ({counts[t]})" for t in types)]
+    series = [(r["system"], [r["overall"].get(f"recall@{k}"),
+                             *(r["by_type"].get(t, {}).get(f"recall@{k}") for t in types)])
+              for r in results]
+    _grouped_bars(groups, series, title=f"recall@{k} by question type (questions)",
+                  xlabel=f"recall@{k}", path=path)
+
+
+def plot_recall_by_sub_corpus(results: Sequence[dict], path: Path) -> None:
+    """Recall@10 of the gold documents of each sub-corpus, one bar per system."""
+    labels = sorted({s for r in results for s in r["by_gold_sub_corpus"]})
+    counts = {s: next(r["by_gold_sub_corpus"][s]["n_gold"] for r in results
+                      if s in r["by_gold_sub_corpus"]) for s in labels}
+    series = [(r["system"], [r["by_gold_sub_corpus"].get(s, {}).get("recall@10")
+                             for s in labels]) for r in results]
+    _grouped_bars([f"{s} ({counts[s]})" for s in labels], series,
+                  title="recall@10 by the gold documents' sub-corpus (gold documents)",
+                  xlabel="recall@10", path=path)
+
+
+def oracle_error_rate(result: dict) -> float | None:
+    """The share of its decisions an oracle system's judge flipped, measured; None otherwise."""
+    rows = [row.get("extras", {}) for row in result.get("per_question", [])]
+    decisions = sum(extras.get("oracle_decisions", 0) for extras in rows)
+    if not decisions:
+        return None
+    return sum(extras.get("oracle_errors", 0) for extras in rows) / decisions
+
+
+def _recall_at_10(result: dict, question_type: str) -> float | None:
+    metrics = (result["overall"] if question_type == "overall"
+               else result["by_type"].get(question_type, {}))
+    return metrics.get("recall@10")
+
+
+def plot_oracle_curve(results: Sequence[dict], path: Path) -> bool:
+    """Plot recall@10 against the oracle judges' measured error rates (overall, per question
+    type), the offline engine as dotted lines when it ran too. False (nothing written) with
+    fewer than two oracle systems."""
+    oracles = sorted(((rate, r) for r in results
+                      if (rate := oracle_error_rate(r)) is not None), key=lambda p: p[0])
+    if len(oracles) < 2:
+        return False
+    offline = next((r for r in results if r["system"] == "offline"), None)
+    types = sorted({t for _, r in oracles for t in r["by_type"]})
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    rates = [100 * rate for rate, _ in oracles]
+    for i, label in enumerate(["overall", *types]):
+        color = f"C{i % 10}"
+        values = [_recall_at_10(r, label) for _, r in oracles]
+        ax.plot(rates, [float("nan") if v is None else v for v in values], marker="o",
+                color=color, label=f"oracle: {label}")
+        if offline is not None and (level := _recall_at_10(offline, label)) is not None:
+            ax.axhline(level, color=color, linestyle=":", linewidth=1, label=f"offline: {label}")
+    ax.set_xlabel("oracle judge error rate, measured (% of its decisions flipped)")
+    ax.set_ylabel("recall@10")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6, loc="lower left", ncol=2)
+    ax.set_title(f"Recall@10 against judge error ({oracles[0][1]['n_questions']} questions)",
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
 def write_system(result: dict, directory: Path) -> None:
-    """Write results.json, results.md and recall_at_k.png into a directory."""
+    """Write results.json, results.md and the plots (recall@k, by question type, by gold
+    sub-corpus) into a directory."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "results.json").write_text(json.dumps(result, ensure_ascii=False))
     (directory / "results.md").write_text(system_markdown(result))
     plot_system(result, directory / "recall_at_k.png")
+    plot_recall_by_type([result], directory / "recall_by_type.png")
+    plot_recall_by_sub_corpus([result], directory / "recall_by_sub_corpus.png")
 
 
 def write_comparison(results: Sequence[dict], directory: Path) -> None:
-    """Write the combined table, JSON summary and plot for several systems."""
+    """Write the combined table, JSON summary and plots for several systems (the oracle curve
+    when two oracle systems or more ran: the error-rate sweep)."""
     directory.mkdir(parents=True, exist_ok=True)
     summary = [{k: r[k] for k in ("system", "n_questions", "overall", "by_type",
                                   "by_gold_sub_corpus", "by_gold_genre")}
@@ -182,3 +289,6 @@ def write_comparison(results: Sequence[dict], directory: Path) -> None:
     (directory / "comparison.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False))
     (directory / "results.md").write_text(comparison_markdown(results))
     plot_comparison(results, directory / "recall_at_k.png")
+    plot_recall_by_type(results, directory / "recall_by_type.png")
+    plot_recall_by_sub_corpus(results, directory / "recall_by_sub_corpus.png")
+    plot_oracle_curve(results, directory / "oracle_curve.png")

@@ -29,6 +29,25 @@
     var mark = document.getElementById("highlight");
     if (mark && !window.location.hash) { mark.scrollIntoView({block: "center"}); }
   });
+
+  // The viewer's page regions (IIIF): a region image that cannot load is taken away, and the
+  // text below stays the evidence. Errors are caught as they happen and, for images that
+  // failed before this script ran, when the page is ready.
+  function dropRegion(image) {
+    var figure = image.closest("[data-iiif-region]");
+    if (!figure) { return; }
+    figure.hidden = true;
+    var section = figure.closest(".page-regions");
+    if (section && !section.querySelector("[data-iiif-region]:not([hidden])")) { section.hidden = true; }
+  }
+  document.addEventListener("error", function (event) {
+    if (event.target.matches && event.target.matches("[data-iiif-region] img")) { dropRegion(event.target); }
+  }, true);
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-iiif-region] img").forEach(function (image) {
+      if (image.complete && image.naturalWidth === 0) { dropRegion(image); }
+    });
+  });
 }());
 
 // The ask page: warn when a date lies outside the archive's range.

@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from django.urls import reverse
 
 from agent import services
 from agent.models import SourceOrder, Verdict
@@ -270,3 +271,20 @@ def test_a_source_the_historian_accepts_later_joins_the_end_of_their_order(users
                               decision="accept")
     accepted = [s.document_key for s in reviewed_sources(finished) if s.state == "accepted"]
     assert accepted == [*order, outsider]
+
+
+def test_the_ocr_confidence_is_a_csv_column_and_a_badge_on_the_review_page(
+        client, users, finished):
+    from archive.models import Document
+
+    scanned, typed = finished.ranked_keys[:2]
+    document = next(d for d in Document.objects.all() if d.key == scanned)
+    Document.objects.filter(pk=document.pk).update(ocr_confidence=0.8734)
+    client.force_login(users["alice"])
+    rows = {row["key"]: row for row in
+            csv.DictReader(io.StringIO(_get(client, finished, "csv")[1].decode("utf-8-sig")))}
+    assert (rows[scanned]["ocr_confidence"], rows[typed]["ocr_confidence"]) == ("0.873", "")
+    page = client.get(reverse("investigation_review", args=[finished.pk])).content.decode()
+    badges = re.findall(r'data-document="([^"]+)".*?(?:data-testid="source-confidence">'
+                        r'OCR (\d+) %|</article>)', page, re.S)
+    assert (scanned, "87") in badges and (typed, "") in badges

@@ -42,7 +42,8 @@ def citations(draw) -> list[Citation]:
             genre=draw(st.sampled_from(["press", "debates", ""])),
             date=draw(st.one_of(st.just(""), st.dates(date(1800, 1, 1), date(1950, 12, 31))
                                 .map(date.isoformat))),
-            page=draw(texts), url=draw(texts), quote=draw(texts),
+            page=draw(texts), url=draw(texts),
+            ocr_confidence=draw(st.one_of(st.none(), st.floats(0, 1))), quote=draw(texts),
             quote_start=draw(st.one_of(st.none(), st.integers(0, 10**6))), quote_end=None,
             quote_origin=draw(st.sampled_from(["verdict", "chunk", ""])),
             rationale=draw(texts), rationale_by=draw(st.sampled_from(["agent", "historian"])),

@@ -167,8 +167,10 @@ def issue_confidences(*, eclate_wc: float = 0.41) -> list[float]:
 
 
 def mets_xml(*, objid: str, title: str, date: str, files: list[tuple[str, str]],
-             order: list[str]) -> str:
-    """A METS file: ``files`` (id, href) in its fileSec, ``order`` (ids) in its PHYSICAL map."""
+             order: list[str], iiif: dict[str, str] | None = None) -> str:
+    """A METS file: ``files`` (id, href) in its fileSec, ``order`` (ids) in its PHYSICAL map;
+    ``iiif`` (ALTO file id -> URL) adds a IIIF fileGrp pointed at by the same page divs."""
+    iiif = iiif or {}
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         '<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:mods="http://www.loc.gov/mods/v3"',
@@ -196,11 +198,17 @@ def mets_xml(*, objid: str, title: str, date: str, files: list[tuple[str, str]],
         out.append(f'<mets:file ID="{file_id}" MIMETYPE="text/xml">')
         out.append(f'<mets:FLocat LOCTYPE="URL" xlink:href="{href}"/>')
         out.append("</mets:file>")
+    if iiif:
+        out += ["</mets:fileGrp>", '<mets:fileGrp USE="IIIF">']
+        for file_id, url in iiif.items():
+            out.append(f'<mets:file ID="IIIF_{file_id}"><mets:FLocat LOCTYPE="URL" '
+                       f'xlink:href={quoteattr(url)}/></mets:file>')
     out += ["</mets:fileGrp>", "</mets:fileSec>",
             '<mets:structMap TYPE="PHYSICAL">', '<mets:div TYPE="physSequence">']
     for position, file_id in enumerate(order, 1):
         out += [f'<mets:div TYPE="page" ORDER="{position}">',
                 f'<mets:fptr FILEID="IMG_{file_id}"/>', f'<mets:fptr FILEID="{file_id}"/>',
+                *([f'<mets:fptr FILEID="IIIF_{file_id}"/>'] if file_id in iiif else []),
                 "</mets:div>"]
     out += ["</mets:div>", "</mets:structMap>", "</mets:mets>"]
     return "\n".join(out) + "\n"

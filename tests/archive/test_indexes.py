@@ -8,12 +8,12 @@ from pgvector.django import CosineDistance
 
 from archive.embeddings import get_provider
 from archive.models import Chunk
-from archive.outbox import apply_pending
 from archive.services import ingest_file
 from common.search import SearchRequest
 from common.sql import like_pattern
 from retrieval.channels.substring import SubstringChannel
 from tests.archive.conftest import shared_line
+from tests.conftest import indexes_in_step_with_the_database
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +48,9 @@ def test_substring_search_needs_no_trigram_index_on_chunk_text(small_archive):
         cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'archive_chunk'")
         indexes = {row[0] for row in cursor.fetchall()}
     assert "chunk_text_trgm" not in indexes and "chunk_content_hash" in indexes
-    apply_pending()  # what the import's commit does outside this test's transaction
+    # What the import's commit does outside this test's transaction; earlier tests' rolled-back
+    # documents leave the search index too.
+    indexes_in_step_with_the_database()
     hits = SubstringChannel().search(SearchRequest(query="Boulangr", channel="substring", limit=20))
     assert len(hits) == 8
     ilike = Chunk.objects.filter(text__ilike=like_pattern("boulanger")).order_by()

@@ -111,3 +111,35 @@ def test_a_large_ingest_leaves_the_planner_statistics_current(tmp_path, monkeypa
         cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'archive_chunk'")
         estimated = cursor.fetchone()[0]
     assert estimated == Chunk.objects.count() == 10
+
+
+def test_a_large_ingest_chunks_in_a_worker_process_and_writes_the_same_chunks(tmp_path,
+                                                                              monkeypatch):
+    from archive import services
+
+    source = _big_text(0)
+    texts = [source[1_000 * seed : 4_000 + 1_997 * seed] for seed in range(12)]
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("\n".join(shared_line(f"doc-{i}", t) for i, t in enumerate(texts)) + "\n",
+                    encoding="utf-8")
+
+    def stored() -> list[tuple]:
+        return list(Chunk.objects.order_by("document__external_id", "ordinal").values_list(
+            "document__external_id", "ordinal", "char_start", "char_end", "token_count",
+            "content_hash", "text"))
+
+    ingest_file(path=path, embed=False, batch_size=5, commit_every_batch=True)
+    in_process = stored()
+    Document.objects.all().delete()
+    started = []
+    real_pool = services.ChunkPool
+
+    def counted_pool(workers):
+        started.append(workers)
+        return real_pool(workers)
+
+    monkeypatch.setattr(services, "POOL_MIN_RECORDS", 10)
+    monkeypatch.setattr(services, "ChunkPool", counted_pool)
+    ingest_file(path=path, embed=False, batch_size=5, commit_every_batch=True)
+    assert started == [1]  # one worker process chunked the batches
+    assert stored() == in_process and len(in_process) > 12

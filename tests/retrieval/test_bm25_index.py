@@ -12,7 +12,7 @@ from archive import outbox
 from archive.models import Document
 from archive.services import ingest_file
 from common.search import SearchRequest
-from retrieval.bm25 import indexer, store
+from retrieval.bm25 import indexer, store, tantivy_engine
 from retrieval.channels import bm25
 from retrieval.maintenance import indexes_start_up
 from tests.archive.conftest import shared_line
@@ -138,6 +138,18 @@ def test_only_the_documents_missing_from_the_index_are_reindexed(engine, ingest)
     report = indexer.bring_up_to_date()
     assert (report.action, report.documents_written) == ("repaired", 5)
     assert len(store.opened().documents_indexed()) == 10
+    assert indexer.bring_up_to_date().action == "none"
+
+
+def test_documents_are_counted_in_id_ranges_under_tantivys_bucket_limit(ingest, monkeypatch,
+                                                                         settings):
+    settings.TRACE_BM25_ENGINE = "tantivy"
+    bm25.clear_cache()
+    ingest(*(article(str(i), f"Le député numéro {i} interpelle le ministre.") for i in range(7)))
+    indexer.bring_up_to_date()
+    expected = indexer.database_documents()
+    monkeypatch.setattr(tantivy_engine, "COUNTED_PER_AGGREGATION", 2)  # four ranges
+    assert store.opened().documents_indexed() == expected
     assert indexer.bring_up_to_date().action == "none"
 
 

@@ -218,3 +218,33 @@ def test_evaluate_refuses_a_document_without_the_block(tiny, tmp_path):
         call_command("evaluate", "--questions", str(tiny), "--system", "bm25", "--out",
                      str(tmp_path / "out"), "--no-progress", "--write-doc", str(doc))
     assert doc.read_text() == "No block here.\n"
+
+
+def test_the_plots_by_question_type_and_sub_corpus_and_the_oracle_curve(tiny, tmp_path):
+    from PIL import Image
+
+    from retrieval.evaluation.report import oracle_error_rate
+
+    single = tmp_path / "single"
+    call_command("evaluate", "--questions", str(tiny), "--system", "bm25", "--out",
+                 str(single), "--no-progress")
+    for name in ("recall_by_type.png", "recall_by_sub_corpus.png"):
+        assert Image.open(single / name).format == "PNG"
+    assert not (single / "oracle_curve.png").exists()
+    sweep = tmp_path / "sweep"
+    call_command("evaluate", "--questions", str(tiny), "--system", "oracle", "--system",
+                 "oracle-err30", "--system", "offline", "--out", str(sweep), "--no-progress")
+    results = {name: json.loads((sweep / name / "results.json").read_text())
+               for name in ("oracle", "oracle-err30", "offline")}
+    rows = results["oracle-err30"]["per_question"]
+    decisions = sum(row["extras"]["oracle_decisions"] for row in rows)
+    assert decisions > 0 and oracle_error_rate(results["oracle-err30"]) == (
+        sum(row["extras"]["oracle_errors"] for row in rows) / decisions)
+    assert oracle_error_rate(results["oracle"]) == 0.0
+    assert oracle_error_rate(results["offline"]) is None
+    for name in ("recall_at_k.png", "recall_by_type.png", "recall_by_sub_corpus.png",
+                 "oracle_curve.png"):
+        assert Image.open(sweep / name).format == "PNG", name
+    for name in ("recall_by_type.png", "recall_by_sub_corpus.png"):
+        assert (sweep / "oracle" / name).exists()
+    assert not (sweep / "oracle" / "oracle_curve.png").exists()

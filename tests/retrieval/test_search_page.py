@@ -71,3 +71,36 @@ def test_temporal_search_needs_a_date(user_client, docs):
 def test_snippet_centres_on_the_first_query_word_ignoring_accents():
     before, match, after = snippet("Long texte. La Chambre des députés vote.", "deputes")
     assert match == "députés" and before.endswith("des ") and after == " vote."
+
+
+@pytest.mark.parametrize("channel", ["bm25", "substring", "hybrid", "dense"])
+def test_the_ocr_confidence_filter_keeps_unrated_documents_unless_asked(
+        user_client, archive, day, channel):
+    from archive.models import Document
+
+    sure = archive.document("gaulois", ["Boulanger passe la revue à Longchamp."],
+                            date=day(7, 14), vectors=[axis_vector(1)])
+    doubtful = archive.document("gaulois", ["Boulanger salue la foule à Longchamp."],
+                                date=day(7, 15), vectors=[axis_vector(1, 1)])
+    typed = archive.document("debats", ["M. Floquet répond à Boulanger à Longchamp."],
+                             date=day(7, 16), vectors=[axis_vector(1, 0, 1)])
+    Document.objects.filter(pk=sure.pk).update(ocr_confidence=0.91)
+    Document.objects.filter(pk=doubtful.pk).update(ocr_confidence=0.62)
+    bump_revision()
+
+    def found(**filters) -> set[str]:
+        html = user_client.get(reverse("search"), {
+            "q": "Boulanger Longchamp axis1", "channel": channel, **filters}).content.decode()
+        return {d.key for d in (sure, doubtful, typed) if d.key in html}
+
+    everything = {sure.key, doubtful.key, typed.key}
+    assert found() == everything
+    assert found(min_confidence="80") == {sure.key, typed.key}
+    assert found(min_confidence="80", unrated="drop") == {sure.key}
+    assert found(unrated="drop") == {sure.key, doubtful.key}
+    assert found(min_confidence="50", unrated="keep") == everything
+    html = user_client.get(reverse("search"), {"q": "Boulanger", "channel": channel,
+                                               "min_confidence": "80"}).content.decode()
+    assert "OCR 91 %" in html
+    bad = user_client.get(reverse("search"), {"q": "Boulanger", "min_confidence": "101"})
+    assert "Min. OCR confidence" in bad.content.decode() and sure.key not in bad.content.decode()

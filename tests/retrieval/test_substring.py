@@ -1,4 +1,8 @@
-"""The substring channel matches through a vocabulary kept current with every archive write."""
+"""The substring channel matches through a vocabulary kept current with every archive write.
+
+Every search test runs both ways of finding chunks: through the Tantivy index's words and
+through Postgres (the way of an index without words, whoosh's).
+"""
 
 import threading
 
@@ -8,11 +12,25 @@ from django.db import connection
 from archive.outbox import apply_pending, record_changes
 from common.search import DateWindow, SearchRequest
 from retrieval import vocabulary
+from retrieval.channels import substring_sql
 from retrieval.channels.substring import SubstringChannel
 from retrieval.models import ChunkWords, VocabularyStamp, VocabularyWord
 from tests.retrieval.conftest import ArchiveBuilder, bump_revision
 
 pytestmark = pytest.mark.django_db
+
+_WAY = {"through_index": True}
+
+
+@pytest.fixture(autouse=True, params=["index", "sql"])
+def way(request, monkeypatch):
+    """Run the test through one way; the SQL way must not be taken when the index is asked."""
+    _WAY["through_index"] = request.param == "index"
+    if request.param == "index":
+        def refuse(*args, **kwargs):
+            raise AssertionError("the Postgres way was taken with a word index present")
+        monkeypatch.setattr(substring_sql, "chunk_hits", refuse)
+    return request.param
 
 
 def doc_ids(hits):
@@ -25,7 +43,8 @@ def chunks_holding(word):
 
 def find(phrase, **fields):
     """Search the substring channel for a phrase (five documents unless told)."""
-    return SubstringChannel().search(SearchRequest("substring", phrase, **{"limit": 5, **fields}))
+    channel = SubstringChannel(through_index=_WAY["through_index"])
+    return channel.search(SearchRequest("substring", phrase, **{"limit": 5, **fields}))
 
 
 def test_vocabulary_is_rebuilt_when_the_corpus_revision_changes(archive):
@@ -192,3 +211,4 @@ def test_a_whole_rebuild_leaves_the_word_indexes_as_the_migrations_made_them(arc
     assert word_indexes() == before
     assert {name for name, _ in before} >= {"chunk_words_gin", "vocabulary_word_trgm"}
     assert doc_ids(find("Boulanger")) != []
+
