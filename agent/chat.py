@@ -124,8 +124,12 @@ def paid_usage(investigation_id: int) -> PaidUsage:
         cost=policy.cost(input_tokens, output_tokens))
 
 
-def configured_chat_model() -> ChatModel:
-    """Build the OpenAI-compatible client from TRACE_LLM_* settings."""
+def configured_chat_model(models: dict[str, str] | None = None) -> ChatModel:
+    """Build the OpenAI-compatible client from TRACE_LLM_* settings.
+
+    `models` names the model per role a run was created with (a run again may choose another
+    agent model); without it, the configured role models.
+    """
     from agent.engine.openai_chat import OpenAIChatModel
 
     base_url = (settings.TRACE_LLM_BASE_URL or "").strip()
@@ -136,7 +140,7 @@ def configured_chat_model() -> ChatModel:
     return OpenAIChatModel(
         base_url=base_url,
         api_key=settings.TRACE_LLM_API_KEY or "none",
-        models=role_models(),
+        models={**role_models(), **(models or {})},
         timeout=settings.TRACE_LLM_TIMEOUT,
         max_retries=settings.TRACE_LLM_MAX_RETRIES,
     )

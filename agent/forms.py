@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from django import forms
 
+from agent.policies import (
+    ADJUSTABLE_SETTINGS,
+    available_models,
+    available_policies,
+    endpoint_configured,
+    engine_config,
+)
+from agent.services import RunChoices
 from archive.models import SubCorpus
 
 QUESTION_MAX_CHARS = 2000
@@ -21,13 +29,9 @@ class BoundedTextarea(forms.Textarea):
         return shown[:self.max_chars] if shown else shown
 
 
-class AskForm(forms.Form):
-    question = forms.CharField(
-        widget=BoundedTextarea(max_chars=QUESTION_MAX_CHARS,
-                               attrs={"rows": 3, "placeholder": "Posez votre question…",
-                                      "autofocus": True}),
-        max_length=QUESTION_MAX_CHARS,
-    )
+class RestrictionForm(forms.Form):
+    """Where an investigation searches: one sub-corpus or all, and a date window."""
+
     sub_corpus = forms.ChoiceField(required=False, label="Sub-corpus")
     date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
@@ -56,6 +60,61 @@ class AskForm(forms.Form):
                 f"No document is dated in this window: the archive runs from "
                 f"{first.isoformat()} to {last.isoformat()}.")
         return data
+
+
+class AskForm(RestrictionForm):
+    question = forms.CharField(
+        widget=BoundedTextarea(max_chars=QUESTION_MAX_CHARS,
+                               attrs={"rows": 3, "placeholder": "Posez votre question…",
+                                      "autofocus": True}),
+        max_length=QUESTION_MAX_CHARS,
+    )
+
+
+class RunAgainForm(RestrictionForm):
+    """Run an investigation (or a batch) again: another policy, model, settings or restriction.
+
+    Prefilled from the first run; offers only the policies and models this instance can run.
+    """
+
+    policy = forms.ChoiceField(label="Policy")
+    agent_model = forms.ChoiceField(required=False, label="Model (agent role: the verdicts)")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["policy"].choices = [(p.value, p.label) for p in available_policies()]
+        models = available_models() if endpoint_configured() else []
+        self.fields["agent_model"].choices = [(name, name) for name in models]
+        if not models:
+            self.fields["agent_model"].widget = forms.HiddenInput()
+        for setting in ADJUSTABLE_SETTINGS:
+            self.fields[setting.name] = forms.IntegerField(
+                label=setting.label, min_value=setting.minimum, max_value=setting.maximum)
+
+    @classmethod
+    def initial_from(cls, investigation) -> dict:
+        """The first run's choices, as the form's initial values."""
+        config = engine_config(investigation.engine_settings)
+        return {
+            "policy": investigation.policy,
+            "agent_model": investigation.models_used.get("agent", ""),
+            "sub_corpus": investigation.sub_corpus, "date_from": investigation.date_from,
+            "date_to": investigation.date_to,
+            **{setting.name: getattr(config, setting.name) for setting in ADJUSTABLE_SETTINGS},
+        }
+
+    def setting_fields(self):
+        return [self[setting.name] for setting in ADJUSTABLE_SETTINGS]
+
+    def choices(self, first) -> RunChoices:
+        """The choices to run with; a setting is kept only where it differs from the first run."""
+        data = self.cleaned_data
+        config = engine_config(first.engine_settings)
+        changed = {setting.name: data[setting.name] for setting in ADJUSTABLE_SETTINGS
+                   if data[setting.name] != getattr(config, setting.name)}
+        return RunChoices(policy=data["policy"], agent_model=data.get("agent_model") or "",
+                          settings=changed, sub_corpus=data.get("sub_corpus") or "",
+                          date_from=data.get("date_from"), date_to=data.get("date_to"))
 
 
 class BatchForm(forms.Form):

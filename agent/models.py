@@ -28,6 +28,9 @@ class Batch(models.Model):
                               related_name="batches")
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The batch this one runs again (same questions, other policy, model, settings or restriction).
+    rerun_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="reruns")
 
     class Meta:
         ordering = ["-created_at"]
@@ -120,6 +123,10 @@ class Investigation(models.Model):
     engine_seconds = models.FloatField(default=0.0)
 
     share_token = models.CharField(max_length=64, blank=True, db_index=True)
+    # The investigation this one runs again (same question, other policy, model, settings or
+    # restriction); the comparison page sets the two side by side.
+    rerun_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="reruns")
 
     objects = InvestigationQuerySet.as_manager()
 

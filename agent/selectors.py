@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from enum import StrEnum
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Case, Count, Q, QuerySet, Value, When
 from django.http import Http404
 
 from agent.engine.events import HeldChunkDropped, SearchRan, WarmStartRan
@@ -45,6 +45,15 @@ def investigations_for_user(user, *, query: str = "", status: str = "") -> Query
     if status:
         qs = qs.filter(status=status)
     return qs
+
+
+def comparable_investigations(user, investigation: Investigation,
+                               limit: int = 100) -> list[Investigation]:
+    """List the user's other investigations to compare one with: same question first, newest."""
+    same = Case(When(question=investigation.question, then=Value(0)), default=Value(1))
+    return list(Investigation.objects.filter(owner=user).exclude(pk=investigation.pk)
+                .order_by(same, "-created_at")
+                .only("pk", "question", "policy_label", "sub_corpus", "created_at")[:limit])
 
 
 def investigation_for_owner(user, pk: int) -> Investigation:

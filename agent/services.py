@@ -22,11 +22,15 @@ from agent.durability import (
     with_reconnect,
 )
 from agent.engine.answer import AnswerMaterial, DraftedAnswer
+from agent.engine.config import EngineConfig
 from agent.engine.policy import Policy
+from agent.engine.policy_spec import PolicySpec
 from agent.engine.ports import Retriever
 from agent.models import AnswerDraft, Batch, DocumentNote, Investigation, SourceOrder, Verdict
 from agent.policies import (
     PolicyChoice,
+    adjusted_config,
+    chosen_policy,
     configured_policy,
     engine_config,
     require_usable_policy,
@@ -54,8 +58,14 @@ def investigation_create(
     question_type: str = "",
     gold_keys: list[str] | None = None,
     enqueue: bool = True,
+    policy: PolicySpec | None = None,
+    config: EngineConfig | None = None,
+    rerun_of: Investigation | None = None,
 ) -> Investigation:
-    """Create an investigation and queue it for a worker once the transaction commits."""
+    """Create an investigation and queue it for a worker once the transaction commits.
+
+    Without `policy` and `config`, it runs with this instance's policy and default settings.
+    """
     question = question.strip()
     if not question:
         raise InvestigationError("The question is empty.")
@@ -64,18 +74,64 @@ def investigation_create(
         raise InvestigationError(problem[0].upper() + problem[1:] + ".")
     if date_from and date_to and date_from > date_to:
         raise InvestigationError("The start date is after the end date.")
-    policy = configured_policy()
+    policy = policy or configured_policy()
     investigation = Investigation.objects.create(
         owner=owner, question=question, sub_corpus=sub_corpus or "", date_from=date_from,
         date_to=date_to, batch=batch, qid=qid, question_type=question_type,
         gold_keys=list(gold_keys or []), policy=policy.kind, policy_label=policy.label,
         models_used=policy.models, price_input_per_million=policy.price_input_per_million,
         price_output_per_million=policy.price_output_per_million,
-        engine_settings=dataclasses.asdict(engine_config()),
+        engine_settings=dataclasses.asdict(config or engine_config()), rerun_of=rerun_of,
     )
     if enqueue:
         investigation_enqueue(investigation=investigation)
     return investigation
+
+
+@dataclasses.dataclass(frozen=True)
+class RunChoices:
+    """What running an investigation again may change: policy, model, settings, restriction."""
+
+    policy: str
+    agent_model: str = ""
+    settings: dict[str, int] = dataclasses.field(default_factory=dict)  # adjustable ones only
+    sub_corpus: str = ""
+    date_from: date | None = None
+    date_to: date | None = None
+
+
+def investigation_rerun(*, investigation: Investigation, owner, choices: RunChoices,
+                        batch: Batch | None = None) -> Investigation:
+    """Run the same question again with the historian's choices, linked to the first run.
+
+    The new run keeps the question's id, type and gold documents (so both sides are scored
+    alike); its engine settings are the first run's with the chosen ones changed.
+    """
+    if investigation.owner_id != owner.pk:
+        raise InvestigationError("Only the owner of an investigation can run it again.")
+    try:
+        policy = chosen_policy(choices.policy, choices.agent_model)
+        config = adjusted_config(investigation.engine_settings, choices.settings)
+    except (ImproperlyConfigured, ValueError) as exc:
+        raise InvestigationError(str(exc)) from exc
+    return investigation_create(
+        owner=owner, question=investigation.question, sub_corpus=choices.sub_corpus,
+        date_from=choices.date_from, date_to=choices.date_to, batch=batch,
+        qid=investigation.qid, question_type=investigation.question_type,
+        gold_keys=investigation.gold_keys, policy=policy, config=config, rerun_of=investigation,
+    )
+
+
+def batch_rerun(*, batch: Batch, owner, choices: RunChoices, name: str = "") -> Batch:
+    """Run every question of a batch again with the same choices, as a new linked batch."""
+    if batch.owner_id != owner.pk:
+        raise InvestigationError("Only the owner of a batch can run it again.")
+    rerun = Batch.objects.create(owner=owner, rerun_of=batch,
+                                 name=(name.strip() or f"{batch.name} (run again)")[:200])
+    for investigation in batch.investigations.order_by("id"):
+        investigation_rerun(investigation=investigation, owner=owner, choices=choices,
+                            batch=rerun)
+    return rerun
 
 
 def investigation_enqueue(*, investigation: Investigation) -> None:
@@ -179,7 +235,8 @@ def build_policy(investigation: Investigation) -> Policy:
         from agent.chat import configured_chat_model, resumable_chat_model
         from agent.engine.llm_policy import LLMPolicy
 
-        return LLMPolicy(resumable_chat_model(configured_chat_model(), investigation))
+        return LLMPolicy(resumable_chat_model(configured_chat_model(investigation.models_used),
+                                              investigation))
     from agent.engine.offline import OfflinePolicy
 
     return OfflinePolicy()
@@ -411,7 +468,7 @@ def answer_draft(*, investigation: Investigation, user) -> AnswerDraft:
                                  "question, then draft the answer.")
     drafted: DraftedAnswer
     if investigation.policy == PolicyChoice.LLM:
-        drafted = _model_answer(material)
+        drafted = _model_answer(material, investigation.models_used)
     else:
         from agent.engine.answer_extractive import extractive_answer
 
@@ -427,7 +484,7 @@ def answer_draft(*, investigation: Investigation, user) -> AnswerDraft:
     )
 
 
-def _model_answer(material: AnswerMaterial) -> DraftedAnswer:
+def _model_answer(material: AnswerMaterial, models: dict[str, str]) -> DraftedAnswer:
     """Ask the configured model for the answer; an unusable reply or endpoint is a refusal."""
     from agent.chat import configured_chat_model
     from agent.engine.answer_llm import AnswerReplyError, model_answer
@@ -435,7 +492,7 @@ def _model_answer(material: AnswerMaterial) -> DraftedAnswer:
 
     try:
         require_usable_policy(PolicyChoice.LLM)
-        return model_answer(material, configured_chat_model())
+        return model_answer(material, configured_chat_model(models))
     except ImproperlyConfigured as exc:
         raise InvestigationError(str(exc)) from exc
     except (AnswerReplyError, ChatModelError) as exc:

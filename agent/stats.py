@@ -32,6 +32,16 @@ class QuestionScore:
     multi_gold_mrr: float
 
 
+def question_score(ranked_keys: list[str], gold_keys: list[str]) -> QuestionScore:
+    """Score one ranking against the question's gold documents."""
+    from retrieval.evaluation.metrics import multi_gold_mrr, recall_at_k
+
+    return QuestionScore(
+        gold=len(set(gold_keys)), found=len(set(gold_keys) & set(ranked_keys)),
+        recall_at_10=recall_at_k(ranked_keys, gold_keys, 10),
+        multi_gold_mrr=multi_gold_mrr(ranked_keys, gold_keys))
+
+
 def batch_summary(batch: Batch) -> BatchSummary:
     """Count statuses; with gold ids, average recall@k and multi-gold MRR over finished runs."""
     from retrieval.evaluation.metrics import multi_gold_mrr, recall_at_k
@@ -49,13 +59,7 @@ def batch_summary(batch: Batch) -> BatchSummary:
         metrics["multi-gold MRR"] = sum(
             multi_gold_mrr(inv.ranked_keys, inv.gold_keys) for inv in scored
         ) / len(scored)
-    per_question = {
-        inv.pk: QuestionScore(
-            gold=len(set(inv.gold_keys)), found=len(set(inv.gold_keys) & set(inv.ranked_keys)),
-            recall_at_10=recall_at_k(inv.ranked_keys, inv.gold_keys, 10),
-            multi_gold_mrr=multi_gold_mrr(inv.ranked_keys, inv.gold_keys))
-        for inv in scored
-    }
+    per_question = {inv.pk: question_score(inv.ranked_keys, inv.gold_keys) for inv in scored}
     return BatchSummary(
         total=len(investigations),
         finished=len(finished),

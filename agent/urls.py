@@ -21,7 +21,13 @@ urlpatterns = [
     path("<int:pk>/source/", views.open_source, name="open_source"),
     path("<int:pk>/export/<str:fmt>/", views.export, name="export"),
     path("<int:pk>/share/", views.investigation_share, name="investigation_share"),
+    path("<int:pk>/again/", views.investigation_again, name="investigation_again"),
+    path("compare/", views.investigation_compare, name="investigation_compare"),
+    path("compare/csv/", views.investigation_compare_csv, name="investigation_compare_csv"),
     path("batches/", views.batch_list, name="batch_list"),
     path("batches/new/", views.batch_new, name="batch_new"),
     path("batches/<int:pk>/", views.batch_detail, name="batch_detail"),
+    path("batches/<int:pk>/again/", views.batch_again, name="batch_again"),
+    path("batches/compare/", views.batch_compare, name="batch_compare"),
+    path("batches/compare/csv/", views.batch_compare_csv, name="batch_compare_csv"),
 ]

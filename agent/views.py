@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.exceptions import BadRequest
 from django.db import transaction
-from django.http import HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -13,8 +14,14 @@ from django.views.decorators.http import require_POST
 from agent import selectors, services
 from agent.batches import BatchFileError, parse_batch_file
 from agent.cited_answer import shown_answer
+from agent.comparisons import (
+    batch_comparison_csv,
+    batches_compared,
+    investigation_comparison_csv,
+    investigations_compared,
+)
 from agent.exports import FORMATS, render_export
-from agent.forms import AskForm, BatchForm
+from agent.forms import AskForm, BatchForm, RunAgainForm
 from agent.live_story import investigation_story, touched_sections
 from agent.models import Batch, Investigation, Verdict
 from agent.source_review import moved, order_in_force, reviewed_sources
@@ -81,6 +88,10 @@ def _live_context(request, context: dict, *, only: set[int] | None = None) -> di
 
 def investigation_detail(request, pk: int):
     context = _live_context(request, _viewer_context(request, pk))
+    investigation = context["investigation"]
+    context.update(
+        reruns=list(investigation.reruns.order_by("id")) if context["can_edit"] else [],
+        comparable=selectors.comparable_investigations(request.user, investigation))
     return render(request, "agent/detail.html", context)
 
 
@@ -281,7 +292,9 @@ def batch_detail(request, pk: int):
     summary = batch_summary(batch)
     template = "agent/batch.html#progress" if request.htmx else "agent/batch.html"
     # Once done, the partial comes back without its poller, so polling stops after the last update.
-    return render(request, template, {"batch": batch, "summary": summary})
+    others = ([] if request.htmx
+              else list(selectors.batches_for_user(request.user).exclude(pk=batch.pk)[:100]))
+    return render(request, template, {"batch": batch, "summary": summary, "others": others})
 
 
 def open_source(request, pk: int):
@@ -306,3 +319,95 @@ def open_source(request, pk: int):
         params["token"] = context["token"]
     anchor = "#highlight" if span else (f"#chunk-{chunk}" if chunk is not None else "")
     return redirect(f"{reverse('document_detail', args=[document.pk])}?{urlencode(params)}{anchor}")
+
+
+def investigation_again(request, pk: int):
+    """Run the question again with another policy, model, settings or restriction."""
+    first = selectors.investigation_for_owner(request.user, pk)
+    form = RunAgainForm(request.POST or None, archive_range=selectors.archive_date_range(),
+                        initial=RunAgainForm.initial_from(first))
+    if request.method == "POST" and form.is_valid():
+        try:
+            with transaction.atomic():
+                rerun = services.investigation_rerun(investigation=first, owner=request.user,
+                                                     choices=form.choices(first))
+        except services.InvestigationError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("investigation_detail", pk=rerun.pk)
+    return render(request, "agent/again.html", {"form": form, "first": first})
+
+
+def batch_again(request, pk: int):
+    """Run every question of a batch again with the same changed choices, as a new batch."""
+    batch = get_object_or_404(Batch, pk=pk, owner=request.user)
+    first = batch.investigations.order_by("id").first()
+    if first is None:
+        raise Http404("This batch holds no question.")
+    form = RunAgainForm(request.POST or None, archive_range=selectors.archive_date_range(),
+                        initial=RunAgainForm.initial_from(first))
+    if request.method == "POST" and form.is_valid():
+        try:
+            with transaction.atomic():
+                rerun = services.batch_rerun(batch=batch, owner=request.user,
+                                             choices=form.choices(first))
+        except services.InvestigationError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("batch_detail", pk=rerun.pk)
+    return render(request, "agent/again.html", {"form": form, "first": first, "batch": batch})
+
+
+def _compared_investigations(request) -> tuple[Investigation, Investigation]:
+    """The two investigations named by ?a=&b=, each the user's own or shared by its token."""
+    first, second = natural_param(request, "a"), natural_param(request, "b")
+    if first is None or second is None:
+        raise BadRequest("Name the two investigations to compare: ?a=…&b=….")
+    return (selectors.investigation_for_viewer(request.user, first, request.GET.get("ta", "")),
+            selectors.investigation_for_viewer(request.user, second, request.GET.get("tb", "")))
+
+
+def investigation_compare(request):
+    a, b = _compared_investigations(request)
+    tokens = {"ta": request.GET.get("ta", "") if a.owner_id != request.user.pk else "",
+              "tb": request.GET.get("tb", "") if b.owner_id != request.user.pk else ""}
+    context = {
+        "comparison": investigations_compared(a, b),
+        "sc_names": dict(SubCorpus.objects.values_list("slug", "name")),
+        "query": urlencode({"a": a.pk, "b": b.pk, **{k: v for k, v in tokens.items() if v}}),
+        **tokens,
+    }
+    return render(request, "agent/compare.html", context)
+
+
+def investigation_compare_csv(request):
+    a, b = _compared_investigations(request)
+    body = investigation_comparison_csv(investigations_compared(a, b))
+    return _csv_download(body, f"trace-compare-{a.pk}-{b.pk}.csv")
+
+
+def _compared_batches(request) -> tuple[Batch, Batch]:
+    first, second = natural_param(request, "a"), natural_param(request, "b")
+    if first is None or second is None:
+        raise BadRequest("Name the two batches to compare: ?a=…&b=….")
+    return (get_object_or_404(Batch, pk=first, owner=request.user),
+            get_object_or_404(Batch, pk=second, owner=request.user))
+
+
+def batch_compare(request):
+    a, b = _compared_batches(request)
+    return render(request, "agent/batch_compare.html",
+                  {"comparison": batches_compared(a, b),
+                   "query": urlencode({"a": a.pk, "b": b.pk})})
+
+
+def batch_compare_csv(request):
+    a, b = _compared_batches(request)
+    body = batch_comparison_csv(batches_compared(a, b))
+    return _csv_download(body, f"trace-compare-batches-{a.pk}-{b.pk}.csv")
+
+
+def _csv_download(body: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

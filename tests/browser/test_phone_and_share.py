@@ -59,6 +59,10 @@ def test_every_page_fits_a_phone_without_sideways_scrolling(
         "batches": "/investigations/batches/",
         "batch": f"/investigations/batches/{batch.pk}/",
         "new batch": "/investigations/batches/new/",
+        "run again": f"/investigations/{pk}/again/",
+        "comparison": f"/investigations/compare/?a={pk}&b={pk}",
+        "run the batch again": f"/investigations/batches/{batch.pk}/again/",
+        "batch comparison": f"/investigations/batches/compare/?a={batch.pk}&b={batch.pk}",
     }
     for name, path in pages.items():
         page.goto(base + path)
