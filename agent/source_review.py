@@ -136,6 +136,15 @@ def moved(keys: list[str], key: str, direction: str) -> list[str]:
     return keys
 
 
+def moved_to(keys: list[str], key: str, rank: int) -> list[str]:
+    """Return the keys with one moved to `rank` (from 1; past either end, to that end)."""
+    if key not in keys:
+        raise ValueError(f"Cannot move {key!r}: it is not among the accepted sources.")
+    rest = [k for k in keys if k != key]
+    place = min(max(rank, 1), len(keys)) - 1
+    return [*rest[:place], key, *rest[place:]]
+
+
 def display_name(user, *, missing: str = "a former user") -> str:
     """Return a user's full name, else their login, else `missing` for a deleted account."""
     if user is None:
