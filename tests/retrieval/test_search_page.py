@@ -71,3 +71,18 @@ def test_temporal_search_needs_a_date(user_client, docs):
 def test_snippet_centres_on_the_first_query_word_ignoring_accents():
     before, match, after = snippet("Long texte. La Chambre des députés vote.", "deputes")
     assert match == "députés" and before.endswith("des ") and after == " vote."
+
+
+def test_snippet_marks_the_densest_run_of_query_words_as_whole_words():
+    text = ("Le ministre descend de la tribune. " * 6
+            + "On écoute le discours de M. Lejeune sur les céréales, très applaudi. "
+            + "Fin de la séance. " * 12)
+    before, match, after = snippet(text, "Que dit le discours de M. Lejeune sur les céréales ?",
+                                   width=160)
+    assert match == "discours de M. Lejeune sur les céréales"
+    assert abs(len(before) - len(after)) <= 3  # centred on what matched
+    # "des" is no query word of its own, and never matches inside "descend".
+    _, match, _ = snippet(text, "des céréales", width=160)
+    assert match == "céréales"
+    _, match, _ = snippet("Le tarif des blés. Les céréales montent.", "céréale", width=80)
+    assert match == "céréales"  # a plural "s" ignored
