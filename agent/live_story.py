@@ -34,7 +34,13 @@ from agent.engine.events import (
     WarmStartRan,
 )
 from agent.models import Investigation, Verdict
-from agent.wording import FINISH_REASONS, HOLD_REASONS, STEP_ACTIONS, document_date
+from agent.wording import (
+    FEEDBACK_REASONS,
+    FINISH_REASONS,
+    HOLD_REASONS,
+    STEP_ACTIONS,
+    document_date,
+)
 from archive.models import Document
 from archive.selectors import documents_by_keys
 
@@ -336,7 +342,7 @@ def _section_event(section: SubQuestionSection, event: Event, titles: _Titles,
     elif isinstance(event, AgentStepTaken):
         section.steps_used = max(section.steps_used, event.effective_step)
         action = STEP_ACTIONS.get(event.action, event.action)
-        counted = "" if event.productive else " (not counted against the budget)"
+        counted = "" if event.productive else " (not counted among the steps used)"
         thought = f": {event.thought}" if event.thought else ""
         section.internals.append(f"Step {event.effective_step} {action}{thought}{counted}.")
         section.memory = {slot.replace("_", " ").capitalize(): text
@@ -347,14 +353,18 @@ def _section_event(section: SubQuestionSection, event: Event, titles: _Titles,
             f"The held pool was full (it keeps {event.pool_size}): a passage of "
             f"“{titles.title(event.document_key)}” was set aside to make room.")
     elif isinstance(event, FeedbackGiven):
-        section.internals.append(f"Told the agent: {event.message}")
+        said = FEEDBACK_REASONS.get(event.reason, "a step could not be used")
+        search = section.batch
+        if event.reason == "empty_result" and search is not None and search.query:
+            said = f"the search by {search.channel} for “{search.query}” found nothing new"
+        section.internals.append(f"Set back: {said}; the agent was told so.")
     elif isinstance(event, ModelCalled):
         section.model_calls += 1
         section.tokens_in += event.input_tokens
         section.tokens_out += event.output_tokens
         section.internals.append(
-            f"Model call ({event.role}, {event.prompt_name}): {event.input_tokens} → "
-            f"{event.output_tokens} tokens in {event.seconds:.2f} s.")
+            f"A model call: {event.input_tokens} → {event.output_tokens} tokens in "
+            f"{event.seconds:.2f} s.")
     elif isinstance(event, HeldReevaluated):
         section.batch = None  # verdicts from here on belong to no search
         if event.promoted or event.kept:

@@ -182,3 +182,19 @@ def test_every_refresh_counts_all_the_sub_questions(client, users, finished):
     body = client.get(f"/investigations/{finished.pk}/steps/?after={last - 1}").content.decode()
     assert body.count('<section class="subq') == 1  # only the section that changed is sent
     assert f'data-count="sub-questions">{total}<' in body
+
+
+INTERNAL_WORDS = ("finish_action", "budget", "bm25", "next search:", "pending batch", "source(s)",
+                  "held_reeval", "prompt", "_")
+
+
+def test_the_folded_notes_speak_the_historians_language(client, users, finished):
+    client.force_login(users["alice"])
+    html = client.get(f"/investigations/{finished.pk}/").content.decode()
+    notes = re.findall(r'<details class="(?:internals|briefing)">(.*?)</details>', html, re.S)
+    assert notes
+    text = unescape(re.sub(r"<[^>]+>", " ", " ".join(notes)))
+    for word in INTERNAL_WORDS:
+        assert word not in text, f"{word!r} in the notes: {text}"
+    keys = set(finished.verdicts.values_list("document_key", flat=True))
+    assert not any(key in text for key in keys), "document keys in the notes"
