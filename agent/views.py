@@ -202,6 +202,22 @@ def _review_again(request, pk: int) -> str:
 
 
 @require_POST
+def source_quote(request, pk: int):
+    """Keep the passage shown in the viewer as the historian's quote of the source."""
+    investigation = selectors.investigation_for_owner(request.user, pk)
+    try:
+        services.evidence_pick(
+            investigation=investigation, user=request.user,
+            document_key=request.POST.get("document", ""),
+            start=natural(request.POST.get("start", "").strip(), label="The start"),
+            end=natural(request.POST.get("end", "").strip(), label="The end"))
+    except services.InvestigationError as exc:
+        return HttpResponseBadRequest(str(exc))
+    messages.info(request, "Your quote is kept; the agent's stays in the evidence path.")
+    return redirect(reverse("investigation_review", args=[pk]) + "#sources")
+
+
+@require_POST
 def source_note(request, pk: int):
     investigation = selectors.investigation_for_owner(request.user, pk)
     try:

@@ -11,6 +11,7 @@ from archive import selectors
 from archive.highlight import Span, document_html
 from archive.models import Document, SubCorpus
 from archive.params import natural_param, span_param
+from archive.quote_moves import quote_moves
 
 
 def _date_param(request, name: str) -> dt.date | None:
@@ -37,6 +38,14 @@ def sub_corpus_detail(request, slug: str):
     })
 
 
+def _moves_base(request) -> str:
+    """The viewer's query without its evidence range, for the links that move the quote."""
+    query = request.GET.copy()
+    for name in ("evidence", "start", "end"):
+        query.pop(name, None)
+    return query.urlencode()
+
+
 def document_detail(request, pk: int):
     """Show a document, its evidence sentences highlighted and the chunk that holds them marked.
 
@@ -57,8 +66,12 @@ def document_detail(request, pk: int):
         selected = next((c for c in chunks if c.char_start <= span.start < c.char_end), None)
     investigation = natural_param(request, "from")
     token = request.GET.get("token", "")
+    moves = None
+    if investigation is not None and span is not None and not token:
+        moves = quote_moves(document.text, span)
     return render(request, "archive/document.html", {
         "document": document, "chunks": chunks, "selected": selected, "span": span,
+        "moves": moves, "moves_base": _moves_base(request),
         "text_html": document_html(document.text, chunks, span,
                                    selected.pk if selected else None),
         "from_investigation": investigation, "token": token,
