@@ -226,7 +226,7 @@ def source_note(request, pk: int):
                           note=request.POST.get("note", ""))
     except services.InvestigationError as exc:
         return HttpResponseBadRequest(str(exc))
-    return redirect(reverse("investigation_review", args=[pk]) + "#sources")
+    return redirect(_review_again(request, pk))
 
 
 @require_POST

@@ -121,3 +121,8 @@ def test_a_decision_on_page_two_of_a_filtered_list_comes_back_there(client, user
                             "lists": "filter=c%C3%A9r%C3%A9ales&held_page=2&next=//evil"})
     assert response["Location"] == (f"/investigations/{investigation.pk}/review/"
                                     "?filter=c%C3%A9r%C3%A9ales&held_page=2#sources")
+
+    noted = client.post(f"/investigations/{investigation.pk}/note/",
+                        {"document": keys[12], "note": "À relire",
+                         "lists": "filter=c%C3%A9r%C3%A9ales&held_page=2"})
+    assert noted["Location"] == response["Location"]
