@@ -72,3 +72,9 @@ def test_many_held_sources_are_paged_filtered_and_one_moves_to_the_top_at_once(
     page.reload()
     expect(page.locator("#ranked article.source").first).to_have_attribute("data-document", key)
     assert page.locator("#ranked .rank").first.inner_text().strip() == "1"
+
+    # Or dragged: the last source dropped onto the first takes its rank.
+    last = ranked.last.get_attribute("data-document")
+    ranked.last.drag_to(ranked.first)
+    expect(ranked.first).to_have_attribute("data-document", last)
+    expect(ranked.nth(1)).to_have_attribute("data-document", key)
