@@ -30,6 +30,7 @@ from agent.export_safety import (
 from agent.models import AnswerDraft, Investigation
 from agent.selectors import SourceState
 from agent.source_review import (
+    QUOTE_ORIGINS,
     ReviewedSource,
     display_name,
     iso_time,
@@ -72,7 +73,7 @@ class Citation:
     quote: str
     quote_start: int | None
     quote_end: int | None
-    quote_origin: str  # verdict (the cited span) or chunk (the chunk's opening sentences)
+    quote_origin: str  # verdict (the cited span), historian (their pick) or chunk (its opening)
     rationale: str  # the decisive rationale
     rationale_by: str  # agent or historian
     agent_rationale: str
@@ -152,7 +153,7 @@ def _citation(source: ReviewedSource, policy: str) -> Citation:
 def _evidence_line(item: Citation) -> str:
     if not item.quote_span:
         return ""
-    what = "cited evidence" if item.quote_origin == "verdict" else "opening of the matched passage"
+    what = QUOTE_ORIGINS.get(item.quote_origin, item.quote_origin)
     return f"{what}, characters {item.quote_span} of TRACE source {item.key}"
 
 
@@ -309,8 +310,7 @@ def to_markdown(items: list[Citation], investigation: Investigation) -> str:
         if item.quote:
             block.append(f"> {md_text(item.quote)}")
             if item.quote_span:
-                what = "Cited evidence" if item.quote_origin == "verdict" else \
-                    "Opening of the matched passage"
+                what = QUOTE_ORIGINS.get(item.quote_origin, item.quote_origin).capitalize()
                 block.append(f"*{what}, characters {item.quote_start}–{item.quote_end}.*")
         if item.historian_notes:
             block.append("Notes:\n\n" + "\n".join(
@@ -426,7 +426,10 @@ def _trace_source(row: ReviewedSource) -> dict:
         "historian_reason": decision.reason,
         "evidence": None if evidence is None else {
             "text": evidence.text, "start": evidence.start, "end": evidence.end,
-            "origin": evidence.origin},
+            "origin": evidence.origin, "by": evidence.by},
+        "agent_evidence": None if row.agent_evidence is None else {
+            "text": row.agent_evidence.text, "start": row.agent_evidence.start,
+            "end": row.agent_evidence.end, "origin": row.agent_evidence.origin},
     }
 
 

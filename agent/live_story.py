@@ -34,7 +34,13 @@ from agent.engine.events import (
     WarmStartRan,
 )
 from agent.models import Investigation, Verdict
-from agent.wording import FINISH_REASONS, HOLD_REASONS, STEP_ACTIONS, document_date
+from agent.wording import (
+    FEEDBACK_REASONS,
+    FINISH_REASONS,
+    HOLD_REASONS,
+    STEP_ACTIONS,
+    document_date,
+)
 from archive.models import Document
 from archive.selectors import documents_by_keys
 
@@ -42,6 +48,9 @@ CHANNEL_LABELS = {"bm25": "keywords (BM25)", "dense": "meaning (dense vectors)",
                   "temporal": "dates", "substring": "exact text (OCR-tolerant)",
                   "warm_start": "all channels, fused"}
 SNIPPET_CHARS = 400
+# A finished section folds to its accepted rows: this many with their evidence, the rest one line
+# each, so that a finished run reads in about two screens (docs/live-page.md).
+FINISHED_ROWS_IN_FULL = 2
 
 
 @dataclass
@@ -62,6 +71,13 @@ class PassageRow:
     rationale: str = ""
     automatic: str = ""  # why the engine held it without the agent deciding so
     promoted: bool = False
+    human_decision: str = ""  # the historian's decision in force on the document, if any
+    human_user: str = ""
+
+    @property
+    def overruled(self) -> bool:
+        """The historian decided otherwise than this verdict."""
+        return bool(self.human_decision) and self.human_decision != self.decision
 
 
 @dataclass
@@ -135,6 +151,26 @@ class SubQuestionSection:
         return self.index + 1
 
     @property
+    def accepted_rows(self) -> list[PassageRow]:
+        """The passages the agent accepted, in the order it did: what a finished section shows."""
+        return [block for block in self.blocks
+                if isinstance(block, PassageRow) and block.decision == "accept"]
+
+    @property
+    def accepted_in_full(self) -> list[PassageRow]:
+        """The first accepted rows of a finished section, shown with their evidence."""
+        return self.accepted_rows[:FINISHED_ROWS_IN_FULL]
+
+    @property
+    def accepted_in_brief(self) -> list[PassageRow]:
+        """The other accepted rows of a finished section, one line each (title and badges)."""
+        return self.accepted_rows[FINISHED_ROWS_IN_FULL:]
+
+    @property
+    def searches(self) -> int:
+        return sum(isinstance(block, SearchLine) for block in self.blocks)
+
+    @property
     def finish_reason(self) -> str:
         if self.finished is None:
             return ""
@@ -152,6 +188,7 @@ class Overview:
     finished: InvestigationFinished | None = None
     problems: list[str] = field(default_factory=list)
     model_calls: int = 0
+    sub_questions_run: int = 0  # counted over every step, whichever sections are rendered
 
 
 @dataclass
@@ -238,7 +275,19 @@ def _search_line(event: SearchRan | WarmStartRan, sc_names: dict[str, str]) -> S
                       len(event.shown_chunk_ids), left_out)
 
 
-def _passage(event: VerdictGiven, titles: _Titles, stored: dict[int, Verdict]) -> PassageRow:
+def _human_decisions(investigation: Investigation) -> dict[str, tuple[str, str]]:
+    """The historian's decision in force per document (the last one): (decision, username)."""
+    decisions: dict[str, tuple[str, str]] = {}
+    for verdict in (Verdict.objects.filter(investigation=investigation,
+                                           source=Verdict.Source.HUMAN)
+                    .select_related("user").order_by("id")):
+        decisions[verdict.document_key] = (verdict.decision,
+                                           verdict.user.get_username() if verdict.user else "")
+    return decisions
+
+
+def _passage(event: VerdictGiven, titles: _Titles, stored: dict[int, Verdict],
+             human: dict[str, tuple[str, str]]) -> PassageRow:
     verdict = stored.get(event.seq)
     evidence, start, end = "", None, None
     if verdict is not None and verdict.evidence_text:
@@ -247,6 +296,7 @@ def _passage(event: VerdictGiven, titles: _Titles, stored: dict[int, Verdict]) -
     else:
         evidence, start, end = _event_evidence(event)
     automatic = hold_reason(event.reason) if event.auto_held else ""
+    human_decision, human_user = human.get(event.document_key, ("", ""))
     return PassageRow(
         seq=event.seq, decision=event.verdict, document_key=event.document_key,
         chunk_id=event.chunk_id, title=titles.title(event.document_key),
@@ -254,11 +304,13 @@ def _passage(event: VerdictGiven, titles: _Titles, stored: dict[int, Verdict]) -
         sub_corpus=titles.sub_corpus(event.document_key, event.sub_corpus),
         evidence=_snippet(evidence) if evidence else "", evidence_start=start,
         evidence_end=end, rationale="" if automatic else event.rationale, automatic=automatic,
-        promoted=event.source == "held_reeval")
+        promoted=event.source == "held_reeval", human_decision=human_decision,
+        human_user=human_user)
 
 
 def _section_event(section: SubQuestionSection, event: Event, titles: _Titles,
-                   stored: dict[int, Verdict], sc_names: dict[str, str]) -> None:
+                   stored: dict[int, Verdict], sc_names: dict[str, str],
+                   human: dict[str, tuple[str, str]]) -> None:
     """Add one event to its sub-question's section."""
     section.last_seq = max(section.last_seq, event.seq)
     if isinstance(event, SubQuestionStarted):
@@ -268,7 +320,7 @@ def _section_event(section: SubQuestionSection, event: Event, titles: _Titles,
         section.batch = _search_line(event, sc_names)
         section.blocks.append(section.batch)
     elif isinstance(event, VerdictGiven):
-        row = _passage(event, titles, stored)
+        row = _passage(event, titles, stored, human)
         search = section.batch
         if row.decision == "accept":
             section.accepted += 1
@@ -290,7 +342,7 @@ def _section_event(section: SubQuestionSection, event: Event, titles: _Titles,
     elif isinstance(event, AgentStepTaken):
         section.steps_used = max(section.steps_used, event.effective_step)
         action = STEP_ACTIONS.get(event.action, event.action)
-        counted = "" if event.productive else " (not counted against the budget)"
+        counted = "" if event.productive else " (not counted among the steps used)"
         thought = f": {event.thought}" if event.thought else ""
         section.internals.append(f"Step {event.effective_step} {action}{thought}{counted}.")
         section.memory = {slot.replace("_", " ").capitalize(): text
@@ -301,14 +353,18 @@ def _section_event(section: SubQuestionSection, event: Event, titles: _Titles,
             f"The held pool was full (it keeps {event.pool_size}): a passage of "
             f"“{titles.title(event.document_key)}” was set aside to make room.")
     elif isinstance(event, FeedbackGiven):
-        section.internals.append(f"Told the agent: {event.message}")
+        said = FEEDBACK_REASONS.get(event.reason, "a step could not be used")
+        search = section.batch
+        if event.reason == "empty_result" and search is not None and search.query:
+            said = f"the search by {search.channel} for “{search.query}” found nothing new"
+        section.internals.append(f"Set back: {said}; the agent was told so.")
     elif isinstance(event, ModelCalled):
         section.model_calls += 1
         section.tokens_in += event.input_tokens
         section.tokens_out += event.output_tokens
         section.internals.append(
-            f"Model call ({event.role}, {event.prompt_name}): {event.input_tokens} → "
-            f"{event.output_tokens} tokens in {event.seconds:.2f} s.")
+            f"A model call: {event.input_tokens} → {event.output_tokens} tokens in "
+            f"{event.seconds:.2f} s.")
     elif isinstance(event, HeldReevaluated):
         section.batch = None  # verdicts from here on belong to no search
         if event.promoted or event.kept:
@@ -359,8 +415,11 @@ def investigation_story(investigation: Investigation, sc_names: dict[str, str],
               if only is None or event.sub_question_index is None
               or event.sub_question_index in only]
     titles = _Titles(_keys(wanted))
+    human = _human_decisions(investigation)
     overview = Overview()
     sections: dict[int, SubQuestionSection] = {}
+    overview.sub_questions_run = len({event.sub_question_index for event in events
+                                      if event.sub_question_index is not None})
     for event in events:
         if isinstance(event, PlanRevised) and event.sub_question_index is not None:
             overview.planned = event.sub_question_index + len(event.after)
@@ -371,7 +430,7 @@ def investigation_story(investigation: Investigation, sc_names: dict[str, str],
             continue
         index = event.sub_question_index
         section = sections.setdefault(index, SubQuestionSection(index))
-        _section_event(section, event, titles, stored, sc_names)
+        _section_event(section, event, titles, stored, sc_names, human)
     return Story(overview, [sections[i] for i in sorted(sections)],
                  last_seq=steps[-1].seq if steps else 0)
 

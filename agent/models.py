@@ -330,6 +330,25 @@ class DocumentNote(models.Model):
         ordering = ["investigation_id", "created_at"]
 
 
+class EvidencePick(models.Model):
+    """The passage a historian picked as a source's quote; the agent's evidence stays as it was.
+
+    A new row each time (the newest is in force), like overrides, notes and orders.
+    """
+
+    investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE,
+                                      related_name="evidence_picks")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    document_key = models.CharField(max_length=400)
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["investigation_id", "created_at", "id"]
+
+
 class PromptText(models.Model):
     """One distinct prompt text sent to a model, stored once and shared by every call using it."""
 

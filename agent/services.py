@@ -26,7 +26,15 @@ from agent.engine.config import EngineConfig
 from agent.engine.policy import Policy
 from agent.engine.policy_spec import PolicySpec
 from agent.engine.ports import Retriever
-from agent.models import AnswerDraft, Batch, DocumentNote, Investigation, SourceOrder, Verdict
+from agent.models import (
+    AnswerDraft,
+    Batch,
+    DocumentNote,
+    EvidencePick,
+    Investigation,
+    SourceOrder,
+    Verdict,
+)
 from agent.policies import (
     PolicyChoice,
     adjusted_config,
@@ -37,6 +45,7 @@ from agent.policies import (
 )
 from agent.question_limits import NOTE_MAX_CHARS, question_problem
 from agent.sink import DjangoEventSink
+from archive.selectors import document_by_key
 from common.user_text import text_problem
 
 logger = logging.getLogger(__name__)
@@ -404,6 +413,28 @@ def verdict_override(
         investigation=investigation, document_key=document_key, decision=decision,
         rationale=note.strip(), source=Verdict.Source.HUMAN, user=user, note=note.strip(),
     )
+
+
+QUOTE_MAX_CHARS = 2000  # a picked quote: a few sentences, never a whole document
+
+
+def evidence_pick(*, investigation: Investigation, user, document_key: str, start: int,
+                  end: int) -> EvidencePick:
+    """Record the passage the historian quotes for a source (a new row; the agent's is kept)."""
+    if not investigation.verdicts.filter(document_key=document_key).exists():
+        raise InvestigationError("This document has no verdict in this investigation.")
+    document = document_by_key(document_key)
+    if document is None:
+        raise InvestigationError("This document is no longer in the archive.")
+    if not 0 <= start < end <= len(document.text):
+        raise InvestigationError("The quote must lie inside the document.")
+    if end - start > QUOTE_MAX_CHARS:
+        raise InvestigationError(f"A quote holds at most {QUOTE_MAX_CHARS} characters.")
+    text = " ".join(document.text[start:end].split())
+    if not text:
+        raise InvestigationError("The quote is empty.")
+    return EvidencePick.objects.create(investigation=investigation, user=user,
+                                       document_key=document_key, start=start, end=end, text=text)
 
 
 def _check_note(note: str, *, label: str) -> None:

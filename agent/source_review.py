@@ -12,6 +12,8 @@ from agent.selectors import Source, SourceState, folded_sources
 from common.sentences import sentence_spans
 
 QUOTE_CHARS = 400
+QUOTE_ORIGINS = {"verdict": "cited evidence", "chunk": "opening of the matched passage",
+                 "historian": "quote picked by the historian"}
 QUOTE_SENTENCES = 3
 
 
@@ -22,7 +24,15 @@ class Evidence:
     text: str
     start: int | None
     end: int | None
-    origin: str  # "verdict": the span the verdict cites; "chunk": the chunk's opening sentences
+    # "verdict": the span the verdict cites; "chunk": the chunk's opening sentences;
+    # "historian": the passage the historian picked in the viewer (`by` names them)
+    origin: str
+    by: str = ""
+
+    @property
+    def label(self) -> str:
+        """Say in words where the quote comes from."""
+        return QUOTE_ORIGINS.get(self.origin, self.origin)
 
     @property
     def span(self) -> str:
@@ -54,7 +64,8 @@ class ReviewedSource(Source):
     """A source as reviewed: its place in the historian's order, its decision and evidence."""
 
     decision: Decision = field(default_factory=lambda: Decision(by="agent"))
-    evidence: Evidence | None = None
+    evidence: Evidence | None = None  # the quote in force: the historian's pick, else the agent's
+    agent_evidence: Evidence | None = None  # the agent's, when the historian picked another
 
 
 @dataclass(frozen=True)
@@ -96,9 +107,12 @@ def reviewed_sources(investigation: Investigation) -> list[ReviewedSource]:
     sources = folded_sources(investigation)
     decisions = _decisions(investigation, sources)
     evidence = _evidence(investigation, sources)
+    picked = _picked(investigation)
     rows = [ReviewedSource(**{f.name: getattr(s, f.name) for f in fields(Source)},
                            decision=decisions[s.document_key],
-                           evidence=evidence.get(s.document_key))
+                           evidence=picked.get(s.document_key, evidence.get(s.document_key)),
+                           agent_evidence=(evidence.get(s.document_key)
+                                           if s.document_key in picked else None))
             for s in sources]
     accepted = [row for row in rows if row.state == SourceState.ACCEPTED]
     others = [row for row in rows if row.state != SourceState.ACCEPTED]
@@ -136,6 +150,15 @@ def moved(keys: list[str], key: str, direction: str) -> list[str]:
     return keys
 
 
+def moved_to(keys: list[str], key: str, rank: int) -> list[str]:
+    """Return the keys with one moved to `rank` (from 1; past either end, to that end)."""
+    if key not in keys:
+        raise ValueError(f"Cannot move {key!r}: it is not among the accepted sources.")
+    rest = [k for k in keys if k != key]
+    place = min(max(rank, 1), len(keys)) - 1
+    return [*rest[:place], key, *rest[place:]]
+
+
 def display_name(user, *, missing: str = "a former user") -> str:
     """Return a user's full name, else their login, else `missing` for a deleted account."""
     if user is None:
@@ -165,6 +188,17 @@ def _decisions(investigation: Investigation, sources: list[Source]) -> dict[str,
             agent_rationale=agent_rationale,
         )
     return decisions
+
+
+def _picked(investigation: Investigation) -> dict[str, Evidence]:
+    """The historian's newest picked quote per document."""
+    if investigation.pk is None:
+        return {}
+    picks: dict[str, Evidence] = {}
+    for pick in investigation.evidence_picks.select_related("user").order_by("created_at", "id"):
+        picks[pick.document_key] = Evidence(text=pick.text, start=pick.start, end=pick.end,
+                                            origin="historian", by=display_name(pick.user))
+    return picks
 
 
 def _notes_newest_first(notes: list[DocumentNote]) -> list[DocumentNote]:

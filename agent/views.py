@@ -5,13 +5,13 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import BadRequest
 from django.db import transaction
-from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from agent import selectors, services
+from agent import review_lists, selectors, services
 from agent.batches import BatchFileError, parse_batch_file
 from agent.cited_answer import shown_answer
 from agent.comparisons import (
@@ -24,11 +24,12 @@ from agent.exports import FORMATS, render_export
 from agent.forms import AskForm, BatchForm, RunAgainForm
 from agent.live_story import investigation_story, touched_sections
 from agent.models import Batch, Investigation, Verdict
-from agent.source_review import moved, order_in_force, reviewed_sources
+from agent.review_lists import ListPage
+from agent.source_review import moved, moved_to, order_in_force, reviewed_sources
 from agent.stats import batch_summary
 from agent.timeline import source_timeline
 from archive.models import SubCorpus
-from archive.params import natural_param, span_param
+from archive.params import natural, natural_param, span_param
 from archive.selectors import document_by_key
 
 
@@ -136,11 +137,33 @@ def investigation_resume(request, pk: int):
     return redirect("investigation_detail", pk=pk)
 
 
+def _pager(request, param: str, page: ListPage, anchor: str) -> dict:
+    """The list's page with the links to its neighbours (the other parameters kept)."""
+    def link(number: int | None) -> str:
+        if number is None:
+            return ""
+        query = request.GET.copy()
+        query[param] = str(number)
+        query.pop("moved", None)
+        query.pop("direction", None)
+        return f"?{query.urlencode()}#{anchor}"
+
+    return {"page": page, "previous": link(page.previous), "next": link(page.next)}
+
+
 def investigation_review(request, pk: int):
     context = _viewer_context(request, pk)
     sources = reviewed_sources(context["investigation"])
+    ranks = review_lists.relevance(context["investigation"])
+    text = request.GET.get("filter", "").strip()
     ranked = [s for s in sources if s.state == selectors.SourceState.ACCEPTED]
-    held = [s for s in sources if s.state == selectors.SourceState.HELD]
+    held = review_lists.by_relevance(
+        [s for s in sources if s.state == selectors.SourceState.HELD], ranks)
+    rejected = review_lists.by_relevance(
+        [s for s in sources if s.state == selectors.SourceState.REJECTED], ranks)
+    held_page = review_lists.list_page(held, text=text, page=natural_param(request, "held_page"))
+    rejected_page = review_lists.list_page(rejected, text=text,
+                                           page=natural_param(request, "rejected_page"))
     token = context["token"]
 
     def source_link(source: selectors.Source) -> str:
@@ -155,9 +178,11 @@ def investigation_review(request, pk: int):
         order=order_in_force(context["investigation"], sources),
         counts=selectors.source_counts([*sources]),
         ranked=ranked,
-        held=held,
+        held=held, rejected=rejected, filter=text,
         timeline=source_timeline([*ranked, *held], source_link),
-        rejected=[s for s in sources if s.state == selectors.SourceState.REJECTED],
+        held_list=_pager(request, "held_page", held_page, "held"),
+        rejected_list=_pager(request, "rejected_page", rejected_page, "rejected"),
+        rejected_open=bool(text) or "rejected_page" in request.GET,
         decisions=Verdict.Decision.choices,
         formats=list(FORMATS),
         answer=shown_answer(context["investigation"], sources,
@@ -188,6 +213,31 @@ def source_override(request, pk: int):
         )
     except services.InvestigationError as exc:
         return HttpResponseBadRequest(str(exc))
+    return redirect(_review_again(request, pk))
+
+
+def _review_again(request, pk: int) -> str:
+    """The review page as the historian left it: the same filter and pages of the lists."""
+    kept = QueryDict(request.POST.get("lists", "")[:1000])
+    query = urlencode({name: kept[name] for name in ("filter", "held_page", "rejected_page")
+                       if kept.get(name)})
+    review = reverse("investigation_review", args=[pk])
+    return f"{review}?{query}#sources" if query else f"{review}#sources"
+
+
+@require_POST
+def source_quote(request, pk: int):
+    """Keep the passage shown in the viewer as the historian's quote of the source."""
+    investigation = selectors.investigation_for_owner(request.user, pk)
+    try:
+        services.evidence_pick(
+            investigation=investigation, user=request.user,
+            document_key=request.POST.get("document", ""),
+            start=natural(request.POST.get("start", "").strip(), label="The start"),
+            end=natural(request.POST.get("end", "").strip(), label="The end"))
+    except services.InvestigationError as exc:
+        return HttpResponseBadRequest(str(exc))
+    messages.info(request, "Your quote is kept; the agent's stays in the evidence path.")
     return redirect(reverse("investigation_review", args=[pk]) + "#sources")
 
 
@@ -200,7 +250,7 @@ def source_note(request, pk: int):
                           note=request.POST.get("note", ""))
     except services.InvestigationError as exc:
         return HttpResponseBadRequest(str(exc))
-    return redirect(reverse("investigation_review", args=[pk]) + "#sources")
+    return redirect(_review_again(request, pk))
 
 
 @require_POST
@@ -211,7 +261,11 @@ def source_reorder(request, pk: int):
     direction = request.POST.get("direction", "")
     current = order_in_force(investigation).keys
     try:
-        keys = request.POST.getlist("order") or moved(current, key, direction)
+        if direction == "to":  # one action to any rank: the rank field
+            keys = moved_to(current, key, natural(request.POST.get("rank", "").strip(),
+                                                  label="The rank"))
+        else:
+            keys = request.POST.getlist("order") or moved(current, key, direction)
         if keys != current:
             services.sources_reorder(investigation=investigation, user=request.user,
                                      document_keys=keys)

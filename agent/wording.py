@@ -23,6 +23,17 @@ HOLD_REASONS = {
     "missing_verdict": "the review gave it no verdict",
     "unreviewed": "not reviewed before the sub-question ended",
 }
+# What a `FeedbackGiven` event means, for the historian (the message itself is the agent's).
+FEEDBACK_REASONS = {
+    "empty_result": "the search found nothing it had not read already",
+    "duplicate_query": "it asked again for a search it had already run",
+    "repeated_search": "it asked again for a search it had already run",
+    "invalid_action": "it asked for a step that could not be carried out",
+    "alternation_violation": "it asked for a step out of turn (search, then read what was found)",
+    "parse_failure": "a reply of the model could not be read",
+    "query_truncated": "its search was too long and only its beginning was searched",
+    "review_incomplete": "its reading left some passages without a verdict",
+}
 STEP_ACTIONS = {"search": "searches", "review": "reviews the passages", "finish": "finishes"}
 
 

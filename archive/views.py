@@ -14,6 +14,7 @@ from archive.highlight import Span, document_html
 from archive.iiif import iiif_url_problem, image_origin, is_manifest, span_regions
 from archive.models import Document, SubCorpus
 from archive.params import natural_param, span_param
+from archive.quote_moves import quote_moves
 
 
 def _date_param(request, name: str) -> dt.date | None:
@@ -40,6 +41,14 @@ def sub_corpus_detail(request, slug: str):
     })
 
 
+def _moves_base(request) -> str:
+    """The viewer's query without its evidence range, for the links that move the quote."""
+    query = request.GET.copy()
+    for name in ("evidence", "start", "end"):
+        query.pop(name, None)
+    return query.urlencode()
+
+
 def document_detail(request, pk: int):
     """Show a document, its evidence sentences highlighted and the chunk that holds them marked.
 
@@ -64,8 +73,12 @@ def document_detail(request, pk: int):
     iiif = document.iiif_url
     if iiif and iiif_url_problem(iiif):  # checked at import; a row written otherwise is not linked
         iiif = ""
+    moves = None
+    if investigation is not None and span is not None and not token:
+        moves = quote_moves(document.text, span)
     response = render(request, "archive/document.html", {
         "document": document, "chunks": chunks, "selected": selected, "span": span,
+        "moves": moves, "moves_base": _moves_base(request),
         "text_html": document_html(document.text, chunks, span,
                                    selected.pk if selected else None),
         "from_investigation": investigation, "token": token, "regions": regions,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -9,6 +10,7 @@ from django.urls import reverse
 
 from common.search import Hit, SearchRequest
 from common.text import lower_keeping_positions
+from retrieval.analysis import build_analyzer, field_language
 from retrieval.fusion import rrf
 from retrieval.search import search
 from retrieval.selectors import documents_by_id, with_passages
@@ -39,8 +41,71 @@ class ResultGroup:
     url: str
 
 
-def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> tuple[str, str, str]:
-    """Return (before, match, after) around the first query word found in the text."""
+def snippet(text: str, query: str, width: int = SNIPPET_CHARS,
+            language: str = "fr") -> tuple[str, str, str]:
+    """Return (before, match, after): the text around what matched the query, centred on it.
+
+    What matched is the densest run of the query's words in the text, read as the BM25 channel
+    reads them (whole words, case and accents folded, stop words left out, a plural "s" or "x"
+    ignored): "discours de M. Lejeune" for "discours Lejeune", never "des" inside a longer word.
+    A text with none of them falls back to the first query word found as a substring.
+    """
+    found = _matched_run(text, query, language)
+    if found is None:
+        found = _first_substring(text, query)
+    if found is None:
+        cut = text[:width]
+        return cut + ("…" if len(text) > width else ""), "", ""
+    position, end_of_match = found
+    length = end_of_match - position
+    room = max(0, width - length) // 2
+    start = max(0, position - room)
+    end = min(len(text), end_of_match + room)
+    before = ("…" if start else "") + text[start:position]
+    after = text[end_of_match:end] + ("…" if end < len(text) else "")
+    return before, text[position:end_of_match], after
+
+
+# Terms of the query that mark nothing: the analyzer's stop words, and "les", which whoosh's
+# French list lacks.
+_UNMARKED = frozenset({"les"})
+_RUN_GAP = 2  # matched words at most this many indexed words apart belong to one run
+_RUN_CHARS = 120  # a longer run is marked by its first word only
+
+
+@functools.lru_cache(maxsize=8)
+def _analyzer(language: str):
+    return build_analyzer(field_language(language))
+
+
+def _term(word: str) -> str:
+    return word[:-1] if len(word) > 4 and word[-1] in "sx" else word
+
+
+def _matched_run(text: str, query: str, language: str) -> tuple[int, int] | None:
+    analyzer = _analyzer(language)
+    wanted = {_term(token.text) for token in analyzer(query) if token.text not in _UNMARKED}
+    if not wanted:
+        return None
+    tokens = [(index, token.startchar, token.endchar, _term(token.text))
+              for index, token in enumerate(analyzer(text, chars=True))]
+    matched = [token for token in tokens if token[3] in wanted]
+    if not matched:
+        return None
+    runs: list[list[tuple[int, int, int, str]]] = [[matched[0]]]
+    for token in matched[1:]:
+        if token[0] - runs[-1][-1][0] <= _RUN_GAP + 1:
+            runs[-1].append(token)
+        else:
+            runs.append([token])
+    best = max(runs, key=lambda run: (len({token[3] for token in run}), len(run), -run[0][1]))
+    start, end = best[0][1], best[-1][2]
+    if end - start > _RUN_CHARS:
+        end = best[0][2]
+    return start, end
+
+
+def _first_substring(text: str, query: str) -> tuple[int, int] | None:
     # One folded character per character, so a position found in `folded` indexes `text`.
     folded = lower_keeping_positions(text)
     words = sorted(
@@ -51,14 +116,7 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> tuple[str, str
         found = folded.find(word)
         if found != -1 and (position == -1 or found < position):
             position, length = found, len(word)
-    if position == -1:
-        cut = text[:width]
-        return cut + ("…" if len(text) > width else ""), "", ""
-    start = max(0, position - width // 2)
-    end = min(len(text), position + length + width // 2)
-    before = ("…" if start else "") + text[start:position]
-    after = text[position + length:end] + ("…" if end < len(text) else "")
-    return before, text[position:position + length], after
+    return None if position == -1 else (position, position + length)
 
 
 def document_url(document_id: int, chunk_id: int) -> str:

@@ -3,9 +3,12 @@
 Runs each question with the configured policy (the offline policy when no LLM is set) in this
 process, serves the site with `manage.py runserver`, opens each investigation page in Chromium
 at a given width once the run has finished and every step has arrived, and prints
-`document.body.scrollHeight` per question (and as JSON with --out).
+`document.body.scrollHeight` per question, nothing unfolded, with the number of sub-question
+sections and the height in screens of the viewport (as JSON with --out; as a Markdown table in a
+generated block of a document with --write-doc).
 
     .venv/bin/python scripts/measure_live_page.py --count 3 --width 1280 --out heights.json
+    .venv/bin/python scripts/measure_live_page.py --count 8 --write-doc docs/live-page.md
 
 Use its own TRACE_DATA_DIR to keep the measurement's investigations out of a working database.
 The demo corpus is loaded first when the archive is empty.
@@ -28,6 +31,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+from common.generated_docs import (  # noqa: E402
+    check_generated_block,
+    shown_path,
+    write_generated_block,
+)
 
 DEFAULT_QUESTIONS = ROOT / "demo" / "historiqa" / "questions_dev.jsonl"
 DEFAULT_CORPUS = ROOT / "demo" / "historiqa" / "corpus.jsonl"
@@ -78,6 +87,13 @@ def _run_investigations(user, questions: list[dict]) -> list[int]:
     return ids
 
 
+def _policy_label(ids: list[int]) -> str:
+    from agent.models import Investigation
+
+    labels = sorted({i.policy_label for i in Investigation.objects.filter(pk__in=ids)})
+    return ", ".join(labels) or "no run"
+
+
 def _wait_for_server(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
     import urllib.error
     import urllib.request
@@ -96,7 +112,8 @@ def _wait_for_server(url: str, proc: subprocess.Popen, timeout: float = 60) -> N
     raise RuntimeError("the web server did not start in time")
 
 
-def _measure(base: str, password: str, ids: list[int], width: int) -> list[int]:
+def _measure(base: str, password: str, ids: list[int], width: int,
+             height: int) -> list[tuple[int, int]]:
     from playwright.sync_api import sync_playwright
 
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
@@ -105,7 +122,7 @@ def _measure(base: str, password: str, ids: list[int], width: int) -> list[int]:
         browser = playwright.chromium.launch(executable_path=chromium,
                                              args=["--no-sandbox", "--disable-gpu",
                                                    "--disable-dev-shm-usage"])
-        page = browser.new_page(viewport={"width": width, "height": 900})
+        page = browser.new_page(viewport={"width": width, "height": height})
         page.goto(f"{base}/accounts/login/")
         page.fill("input[name=username]", USERNAME)
         page.fill("input[name=password]", password)
@@ -116,7 +133,8 @@ def _measure(base: str, password: str, ids: list[int], width: int) -> list[int]:
             # A long backlog arrives over a few polls: wait until the poller is gone.
             page.wait_for_selector("#poller", state="detached", timeout=120_000)
             page.wait_for_load_state("networkidle")
-            heights.append(int(page.evaluate("document.body.scrollHeight")))
+            heights.append((int(page.evaluate("document.body.scrollHeight")),
+                            page.locator("section.subq").count()))
         browser.close()
     return heights
 
@@ -127,8 +145,14 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--count", type=int, default=3)
     parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--height", type=int, default=900, help="the viewport's height (a screen)")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--write-doc", type=Path,
+                        help="write the table into this document's generated block")
+    parser.add_argument("--doc-block", default="live-page-heights")
     args = parser.parse_args()
+    if args.write_doc:
+        check_generated_block(args.write_doc, args.doc_block)
 
     import django
 
@@ -142,6 +166,7 @@ def main() -> None:
     user.save()
     questions = _questions(args.questions, args.count)
     ids = _run_investigations(user, questions)
+    policy = _policy_label(ids)
 
     port = _free_port()
     server = subprocess.Popen(
@@ -150,17 +175,41 @@ def main() -> None:
     try:
         base = f"http://127.0.0.1:{port}"
         _wait_for_server(f"{base}/accounts/login/", server)
-        heights = _measure(base, password, ids, args.width)
+        heights = _measure(base, password, ids, args.width, args.height)
     finally:
         server.terminate()
         server.wait(timeout=20)
-    rows = [{"qid": q.get("qid", ""), "investigation": pk, "width": args.width, "height": h}
-            for q, pk, h in zip(questions, ids, heights, strict=True)]
+    rows = [{"qid": q.get("qid", ""), "investigation": pk, "width": args.width,
+             "viewport_height": args.height, "sub_questions": sections, "height": h,
+             "screens": round(h / args.height, 2)}
+            for q, pk, (h, sections) in zip(questions, ids, heights, strict=True)]
     for row in rows:
-        print(f"{row['qid']}\t#{row['investigation']}\t{row['width']} px wide\t"
-              f"{row['height']} px tall")
+        print(f"{row['qid']}\t#{row['investigation']}\t{row['sub_questions']} sub-questions\t"
+              f"{row['width']} px wide\t{row['height']} px tall\t{row['screens']:.1f} screens")
     if args.out:
         args.out.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    if args.write_doc:
+        command = "python scripts/measure_live_page.py " + " ".join(
+            shown_path(Path(a), ROOT) if a == str(args.write_doc) else a for a in sys.argv[1:])
+        write_generated_block(args.write_doc, args.doc_block, _table(rows, policy),
+                              command=command)
+        print(f"wrote {shown_path(args.write_doc, ROOT)}")
+
+
+def _table(rows: list[dict], policy: str) -> str:
+    """The heights as Markdown: one row per question, then the tallest."""
+    if not rows:
+        return "No question measured."
+    width, height = rows[0]["width"], rows[0]["viewport_height"]
+    lines = [f"Finished runs ({policy}), page opened at {width}×{height} px with nothing "
+             "unfolded; a screen is the viewport's height.", "",
+             "| question | sub-questions | page height (px) | screens |", "|---|---:|---:|---:|"]
+    lines += [f"| {row['qid'] or row['investigation']} | {row['sub_questions']} | "
+              f"{row['height']} | {row['screens']:.2f} |" for row in rows]
+    tallest = max(rows, key=lambda row: row["height"])
+    lines += ["", f"Tallest: {tallest['screens']:.2f} screens ({tallest['height']} px, "
+                  f"{tallest['sub_questions']} sub-questions)."]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

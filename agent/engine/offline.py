@@ -72,6 +72,9 @@ from agent.engine.types import WARM_START, Memory, SubQuestionSpec, VerdictSigna
 from agent.engine.wording import fitted, language_of, phrase, surface_forms
 from common.search import Hit
 
+# How a step's thought names a search for the historian (the live page shows thoughts as written).
+SEARCH_WORDS = {"bm25": "by keywords", "dense": "by meaning", "temporal": "by dates",
+                "substring": "for the exact words, OCR errors allowed"}
 _SEARCH_OFFSET = 5  # a single-channel find ranks after the warm start's head
 _UNRANKED = 10  # accepted without signals (e.g. promoted on evidence words)
 _DAYS = 3
@@ -137,7 +140,7 @@ class OfflinePolicy:
                 if verdict.verdict == "accept":
                     docs.add(hit.document_key)
                 verdicts.append(verdict)
-            return AgentStep(thought="review the pending batch", action="review",
+            return AgentStep(thought="read the passages the last search found", action="review",
                              args=ReviewArgs(verdicts=verdicts),
                              memory_update=memory)
         done = {(s.channel, normalise_query(s.query), s.date_from, s.date_to, s.sub_corpus)
@@ -146,7 +149,9 @@ class OfflinePolicy:
             key = (args.channel, normalise_query(args.query), args.date_from, args.date_to,
                    args.sub_corpus)
             if key not in done:
-                return AgentStep(thought=f"next search: {args.channel}", action="search",
+                return AgentStep(thought="the next search of its plan, "
+                                 f"{SEARCH_WORDS.get(args.channel, args.channel)}",
+                                 action="search",
                                  args=args, memory_update=memory)
         return AgentStep(thought="every planned search has run", action="finish", args={},
                          memory_update=memory)
@@ -313,10 +318,12 @@ class OfflinePolicy:
             extra.update(t for t in content_terms(text) if len(t) >= 6 and t not in terms
                          and t not in STOPWORDS)
         found = [t for t, _ in sorted(matched.items(), key=lambda kv: (-kv[1], kv[0]))]
+        accepted = len(ctx.accepted)
         return Briefing(
-            summary=f"{len(ctx.accepted)} source(s) accepted for sub-question "
-            f"{ctx.index + 1} ({ctx.finish_reason}); matched: {', '.join(found[:8]) or 'none'}",
-            confirmed_facts=[f"{a.document_key}: {a.rationale}" for a in ctx.accepted],
+            summary=f"{accepted} source{'s' * (accepted != 1)} accepted for sub-question "
+            f"{ctx.index + 1}; question words found: {', '.join(found[:8]) or 'none'}",
+            confirmed_facts=[f"{a.title or a.document_key}: {a.rationale}"
+                             for a in ctx.accepted],
             # Strongest source first: later sub-questions search around its date.
             confirmed_dates=list(dict.fromkeys(a.date for a in ctx.accepted if a.date)),
             confirmed_entities=[n for n, c in sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -71,3 +71,36 @@
   });
   document.addEventListener("DOMContentLoaded", check);
 }());
+
+// The review page: drag an accepted source onto another to give it that rank (the same request
+// as typing the rank and pressing Move).
+(function () {
+  "use strict";
+  var dragged = null;
+  function sourceAt(target) {
+    return target && target.closest ? target.closest("#ranked article.source") : null;
+  }
+  document.addEventListener("dragstart", function (event) {
+    var source = sourceAt(event.target);
+    if (!source || source.getAttribute("draggable") !== "true") { return; }
+    dragged = source;
+    event.dataTransfer.effectAllowed = "move";
+    event.dataTransfer.setData("text/plain", source.getAttribute("data-document"));
+  });
+  document.addEventListener("dragover", function (event) {
+    if (dragged && sourceAt(event.target)) { event.preventDefault(); }
+  });
+  document.addEventListener("drop", function (event) {
+    var over = sourceAt(event.target);
+    var moving = dragged;
+    dragged = null;
+    if (!moving || !over || over === moving) { return; }
+    event.preventDefault();
+    var rank = over.querySelector("input[name=rank]");
+    var form = moving.querySelector("form.move");
+    if (!rank || !form) { return; }
+    form.querySelector("input[name=rank]").value = rank.defaultValue;
+    form.querySelector("button.move-to").click();
+  });
+  document.addEventListener("dragend", function () { dragged = null; });
+}());

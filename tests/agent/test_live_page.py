@@ -129,3 +129,72 @@ def test_batches_are_listed_with_per_question_scores(client, users, finished):
     assert f"/investigations/batches/{batch.pk}/" in listing and "Février" in listing
     page = client.get(f"/investigations/batches/{batch.pk}/").content.decode()
     assert "multi-gold MRR" in page and "1 / 1" in page and "all batches" in page
+
+
+def _section_html(html: str, index: int) -> str:
+    start = html.index(f'id="sq-{index}"')
+    end = html.find("</section>", start)
+    return html[start:end]
+
+
+def test_a_finished_section_folds_to_its_accepted_rows(client, users, finished):
+    client.force_login(users["alice"])
+    html = client.get(f"/investigations/{finished.pk}/").content.decode()
+    accepted_somewhere = False
+    for index in range(finished.sub_questions.count()):
+        section = _section_html(html, index)
+        assert "subq-done" in html[html.rindex("<section", 0, html.index(f'id="sq-{index}"')):
+                                   html.index(f'id="sq-{index}"')]
+        trail = section.index('<details class="subq-trail"')
+        # Searches, held and rejected rows, briefing and notes: all behind the one fold.
+        for marker in ('class="search-line"', 'class="passage passage-reject',
+                       'class="passage passage-hold', 'class="internals"'):
+            assert marker not in section[:trail], f"{marker} shown before the fold"
+        accepted = finished.verdicts.filter(sub_question_index=index, decision="accept",
+                                            source__in=["agent", "held_reeval"]).count()
+        assert section[:trail].count('class="passage passage-accept') == accepted
+        accepted_somewhere = accepted_somewhere or accepted > 0
+    assert accepted_somewhere
+
+
+def test_the_live_page_shows_the_historians_decisions(client, users, finished):
+    from agent import services
+
+    key = finished.ranked_keys[0]
+    services.verdict_override(investigation=finished, user=users["alice"], document_key=key,
+                              decision="reject", note="")
+    client.force_login(users["alice"])
+    html = client.get(f"/investigations/{finished.pk}/").content.decode()
+    rows = re.findall(rf'<li class="passage passage-accept([^"]*)" data-kind="verdict" '
+                      rf'data-document="{re.escape(key)}">(.*?)</li>', html, re.S)
+    assert rows and all("overruled" in classes for classes, _ in rows)
+    assert all("rejected by alice" in body for _, body in rows)
+    others = re.findall(r'<li class="passage passage-accept([^"]*)" data-kind="verdict" '
+                        r'data-document="(?!' + re.escape(key) + r')', html)
+    assert all("overruled" not in classes for classes in others)
+
+
+def test_every_refresh_counts_all_the_sub_questions(client, users, finished):
+    client.force_login(users["alice"])
+    total = finished.sub_questions.count()
+    assert total > 1, "the fixture's run should have several sub-questions"
+    last = finished.steps.filter(sub_question_index=total - 1).order_by("-seq").first().seq
+    body = client.get(f"/investigations/{finished.pk}/steps/?after={last - 1}").content.decode()
+    assert body.count('<section class="subq') == 1  # only the section that changed is sent
+    assert f'data-count="sub-questions">{total}<' in body
+
+
+INTERNAL_WORDS = ("finish_action", "budget", "bm25", "next search:", "pending batch", "source(s)",
+                  "held_reeval", "prompt", "_")
+
+
+def test_the_folded_notes_speak_the_historians_language(client, users, finished):
+    client.force_login(users["alice"])
+    html = client.get(f"/investigations/{finished.pk}/").content.decode()
+    notes = re.findall(r'<details class="(?:internals|briefing)">(.*?)</details>', html, re.S)
+    assert notes
+    text = unescape(re.sub(r"<[^>]+>", " ", " ".join(notes)))
+    for word in INTERNAL_WORDS:
+        assert word not in text, f"{word!r} in the notes: {text}"
+    keys = set(finished.verdicts.values_list("document_key", flat=True))
+    assert not any(key in text for key in keys), "document keys in the notes"

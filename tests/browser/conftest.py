@@ -27,6 +27,61 @@ def browser_type_launch_args(browser_type_launch_args):
     }
 
 
+@pytest.fixture(autouse=True)
+def accessibility_checked(browser):
+    """Run axe-core in every page this test opens; fail on a serious or critical violation.
+
+    Every context the test makes (the `page` fixture's or `browser.new_context()`) gets axe and
+    its runner; each page checks itself after it loads and after each HTMX swap, `goto` waits
+    for that first check, and closing a context checks its pages' last state.
+    """
+    from tests.browser.accessibility import AccessibilityLog, check_now, init_script
+
+    log = AccessibilityLog()
+    script = init_script()
+    original_new_context = browser.new_context
+
+    def watched_page(page):
+        if getattr(page, "_trace_axe_watched", False):
+            return page
+        page._trace_axe_watched = True
+        original_goto = page.goto
+
+        def goto(url, **kwargs):
+            response = original_goto(url, **kwargs)
+            if response is not None and "html" in (response.headers.get("content-type") or ""):
+                page.wait_for_function("() => window.__traceAxeChecks > 0", timeout=30_000)
+            return response
+
+        page.goto = goto
+        return page
+
+    def new_context(**kwargs):
+        context = original_new_context(**kwargs)
+        context.expose_binding("__traceAxeReport", log.report)
+        context.add_init_script(script=script)
+        context.on("page", watched_page)
+        original_new_page = context.new_page
+        context.new_page = lambda **page_kwargs: watched_page(original_new_page(**page_kwargs))
+        original_close = context.close
+
+        def close(*args, **close_kwargs):
+            for open_page in context.pages:
+                check_now(open_page)
+            original_close(*args, **close_kwargs)
+
+        context.close = close
+        return context
+
+    browser.new_context = new_context
+    try:
+        yield log
+    finally:
+        del browser.new_context
+    assert log.checked_urls, "axe checked no page"
+    assert not log.violations, "accessibility violations:\n" + log.summary()
+
+
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": {"width": 1280, "height": 900},

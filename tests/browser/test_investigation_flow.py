@@ -46,7 +46,7 @@ def test_the_live_page_tells_the_run_as_a_story_and_agrees_with_the_review(
     expect(page.get_by_test_id("progress")).to_contain_text(re.compile(r"step \d+ of 12 used"))
     first = page.locator("section.subq").first
     expect(first.locator("li.search-line").first).to_be_visible(timeout=60_000)
-    expect(page.locator(".story-lines > li.passage").first).to_be_visible(timeout=60_000)
+    expect(page.locator(".story-lines > li.passage:visible").first).to_be_visible(timeout=60_000)
     page.screenshot(path=SCREENSHOTS / "live.png", full_page=False)
     expect(page.get_by_test_id("status")).to_have_text("finished", timeout=90_000)
     assert page.evaluate("window.__notReloaded") is True

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import Browser, Page, expect
 
 from agent.models import Batch, Investigation
-from archive.models import Document
+from archive.models import Document, SubCorpus
 from tests.browser.conftest import ask, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -42,6 +42,11 @@ def test_every_page_fits_a_phone_without_sideways_scrolling(
         investigation.verdicts.values_list("document_key", flat=True).first())
     document = Document.objects.select_related("sub_corpus").get(
         sub_corpus__slug=key.split(":")[0], external_id=key.split(":", 1)[1])
+    # A sub-corpus with a long name: its option must not widen the Ask and search forms.
+    SubCorpus.objects.create(
+        slug="jorf-debats-annexes", genre="debates",
+        name="Journal officiel de la République française, débats parlementaires de la Chambre "
+             "des députés et documents annexés")
     batch = Batch.objects.create(owner=investigation.owner, name="Questions de février")
     Investigation.objects.filter(pk=pk).update(batch=batch, qid="q-1",
                                                gold_keys=investigation.ranked_keys[:1])

@@ -104,3 +104,18 @@ def test_the_ocr_confidence_filter_keeps_unrated_documents_unless_asked(
     assert "OCR 91 %" in html
     bad = user_client.get(reverse("search"), {"q": "Boulanger", "min_confidence": "101"})
     assert "Min. OCR confidence" in bad.content.decode() and sure.key not in bad.content.decode()
+
+
+def test_snippet_marks_the_densest_run_of_query_words_as_whole_words():
+    text = ("Le ministre descend de la tribune. " * 6
+            + "On écoute le discours de M. Lejeune sur les céréales, très applaudi. "
+            + "Fin de la séance. " * 12)
+    before, match, after = snippet(text, "Que dit le discours de M. Lejeune sur les céréales ?",
+                                   width=160)
+    assert match == "discours de M. Lejeune sur les céréales"
+    assert abs(len(before) - len(after)) <= 3  # centred on what matched
+    # "des" is no query word of its own, and never matches inside "descend".
+    _, match, _ = snippet(text, "des céréales", width=160)
+    assert match == "céréales"
+    _, match, _ = snippet("Le tarif des blés. Les céréales montent.", "céréale", width=80)
+    assert match == "céréales"  # a plural "s" ignored
