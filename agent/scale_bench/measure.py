@@ -43,6 +43,7 @@ from archive.services import ingest_file
 from archive.vector_index import vector_index_build, vector_index_drop, vector_index_exists
 from retrieval import channels as registry
 from retrieval import vocabulary
+from retrieval.evaluation.metadata import git_revision
 from trace_site.embedded import postgres_pid
 
 
@@ -153,6 +154,7 @@ def run_size(plan: SizePlan, log: Callable[[str], object] = print) -> SizeResult
         started = time.perf_counter()
         figures = run()
         figures["stage_seconds"] = round(time.perf_counter() - started, 2)
+        figures["code_revision"] = git_revision()
         figures["peak_rss_mb"] = monitor.peaks_mb()
         results.record(name, figures)
         log(f"[{plan.chunks}] {name}: {figures}")

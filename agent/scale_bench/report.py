@@ -201,6 +201,17 @@ def render(sizes: list[SizeResults], *, command: str, plot_name: str) -> str:
             out.append(f"| {label} | " + " | ".join(
                 _fmt(slope(_chunks(a), get(a), _chunks(b), get(b)), 2)
                 for a, b in zip(sizes, sizes[1:], strict=False)) + " |")
+    stages = list(dict.fromkeys(name for r in sizes for name in r.data.get("stages", {})))
+    out += ["", "## The code each stage ran", "",
+            "Git revision of the code that measured each stage (a resumed size may mix them; "
+            "\"—\": measured before revisions were recorded).", "", *head]
+    out += [f"| {name} | " + " | ".join(
+        (r.stage(name).get("code_revision") or "—")[:10] if r.done(name) else ""
+        for r in sizes) + " |" for name in stages]
+    notes = [(r, note) for r in sizes for note in r.data.get("notes", [])]
+    if notes:
+        out += ["", "## Notes", ""]
+        out += [f"- {_fmt(_chunks(r))} chunks: {note}" for r, note in notes]
     missing = [r for r in sizes if not r.data.get("complete")]
     if missing:
         out += ["", "## Unfinished sizes", ""]

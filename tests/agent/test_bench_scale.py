@@ -11,6 +11,7 @@ from agent.scale_bench.measure import SizePlan, run_size
 from agent.scale_bench.report import write_report
 from archive.models import Chunk, Document
 from retrieval.channels import dense
+from retrieval.evaluation.metadata import git_revision
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,6 +62,13 @@ def test_the_10k_archive_is_built_measured_and_reported(tmp_path, hash_queries):
     again = run_size(plan, log=lambda line: None)
     assert again.data["stages"] == stages and Document.objects.count() == documents
 
+    revision = git_revision()
+    assert {figures["code_revision"] for figures in stages.values()} == {revision}
+    again.data["notes"] = ["ingest measured on a shared host"]
+    again.save()
+
     docs = write_report(tmp_path, tmp_path / "scale.md", command="manage.py bench_scale")
     text = docs.read_text()
     assert "| BM25 p50 ≤ 50 ms |" in text and (tmp_path / "scale.png").stat().st_size > 0
+    assert f"| ingest | {revision[:10]} |" in text
+    assert "chunks: ingest measured on a shared host" in text

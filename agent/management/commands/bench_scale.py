@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agent.scale_bench.measure import SizePlan, run_size
 from agent.scale_bench.report import write_report
+from agent.scale_bench.results import SizeResults
 from trace_site import embedded
 
 ROOT = Path(settings.BASE_DIR)
@@ -43,6 +44,8 @@ class Command(BaseCommand):
                             help="the BM25 engine of the measured archives")
         parser.add_argument("--report-only", action="store_true",
                             help="write --docs from the results already measured")
+        parser.add_argument("--note", help="add a note on how one size was measured (with one "
+                            "--sizes) to its results and the report, then write the report")
         parser.add_argument("--run-size", type=int, help=argparse_hidden())
 
     def handle(self, *args, **options):
@@ -52,7 +55,13 @@ class Command(BaseCommand):
         if options["run_size"]:
             self._run_one(options["run_size"], work_dir, options)
             return
-        if not options["report_only"]:
+        if options["note"]:
+            if len(options["sizes"]) != 1:
+                raise CommandError("--note applies to one size: give exactly one --sizes")
+            results = SizeResults.load(work_dir / f"size-{options['sizes'][0]}" / "results.json")
+            results.data.setdefault("notes", []).append(options["note"])
+            results.save()
+        elif not options["report_only"]:
             for size in options["sizes"]:
                 self._spawn(size, work_dir, options)
         command = ("manage.py bench_scale --sizes " + " ".join(map(str, options["sizes"]))
