@@ -14,7 +14,8 @@ The offline policy drives the same engine as the LLM policy, with rules instead 
   words and names, and says in q's language why the passage matters (never its figures);
 - held re-evaluation: promote held chunks whose document already has an accepted chunk, or that
   match nearly all the words the accepted chunks matched, then those whose own meaning signals
-  are decisive (held only for their rank), strongest first, while there is room;
+  are decisive (held only for their rank), strongest first, while there is room (a full
+  sub-question takes up to `extra_accepted` more, each stronger than its weakest source);
 - briefing: built from the accepted chunks; replanning: adds a sub-question on an uncovered
   sub-corpus only when the previous one accepted nothing;
 - ranking: order by the retrieval rank in the signals, raised by the q-term overlap and by a
