@@ -13,7 +13,9 @@ The offline policy drives the same engine as the LLM policy, with rules instead 
   (matched words, batch rank, channel ranks), quotes the sentences that carry most of q's
   words and names, and says in q's language why the passage matters (never its figures);
 - held re-evaluation: promote held chunks whose document already has an accepted chunk, or that
-  match nearly all the words the accepted chunks matched, while there is room;
+  match nearly all the words the accepted chunks matched, then those whose own meaning signals
+  are decisive (held only for their rank), strongest first, while there is room (a full
+  sub-question takes up to `extra_accepted` more, each stronger than its weakest source);
 - briefing: built from the accepted chunks; replanning: adds a sub-question on an uncovered
   sub-corpus only when the previous one accepted nothing;
 - ranking: order by the retrieval rank in the signals, raised by the q-term overlap and by a
@@ -87,6 +89,7 @@ class OfflinePolicy:
 
     def __init__(self, *, accept_share: float = 0.5, hold_share: float = 0.2,
                  promote_share: float = 0.8, accept_rank: int = 5, max_accepted: int = 5,
+                 extra_accepted: int = 2,
                  share_weight: float = 2.0, date_bonus: float = 1.0,
                  rationale_max: int = 120, passage_min: int = 2) -> None:
         self.accept_share = accept_share
@@ -94,6 +97,7 @@ class OfflinePolicy:
         self.promote_share = promote_share
         self.accept_rank = accept_rank
         self.max_accepted = max_accepted
+        self.extra_accepted = extra_accepted
         self.share_weight = share_weight
         self.date_bonus = date_bonus
         self.rationale_max = rationale_max
@@ -301,8 +305,45 @@ class OfflinePolicy:
                         chunk_id=held.hit.chunk_id,
                         rationale=fitted(language, "echoes", self.rationale_max,
                                          terms=[str(matcher.written(t)) for t in hits[:6]])))
+        promotions += self._decisive_promotions(ctx, accepted_docs,
+                                                {p.chunk_id for p in promotions})
         return HeldReevalOutput(promotions=promotions,
-                                rationale=f"{len(promotions)} promoted by sibling or evidence")
+                                rationale=f"{len(promotions)} promoted by sibling, evidence "
+                                "or their own meaning signals")
+
+    def _decisive_promotions(self, ctx: HeldContext, accepted_docs: set[str],
+                             taken: set[int]) -> list[Promotion]:
+        """Promote held chunks whose own signals are decisive, strongest first.
+
+        Such a chunk was held for where it stood (below the warm start's head, past the top of
+        a single channel's batch, or after the sub-question's sources were full), not for what
+        it says: once the searches are done, its meaning signals are the evidence, ranked by its
+        own figures. It takes a free place; a full sub-question takes up to `extra_accepted`
+        more, each stronger than the weakest source it accepted.
+        """
+        weakest = max((a.signals.strength() for a in ctx.accepted if a.signals), default=None)
+        candidates = sorted(
+            (held for held in ctx.held if held.hit.chunk_id not in taken and not held.auto_held
+             and held.signals is not None and held.hit.document_key not in accepted_docs
+             and self.decisive(held.signals)),
+            key=lambda held: held.signals.strength() if held.signals else ())
+        promotions = []
+        for held in candidates:
+            doc, signals = held.hit.document_key, held.signals
+            if doc in accepted_docs or signals is None:
+                continue
+            if len(accepted_docs) >= self.max_accepted and not (
+                    weakest is not None and signals.strength() < weakest
+                    and len(accepted_docs) < self.max_accepted + self.extra_accepted):
+                break
+            accepted_docs.add(doc)
+            matcher = matcher_for(held.hit.text)
+            named = [entity for entity in ctx.sub_question.entities
+                     if any(_spelt(matcher, key) for key in name_keys([entity]))]
+            promotions.append(Promotion(
+                chunk_id=held.hit.chunk_id, signals=signals,
+                rationale=self.rationale(ctx.question, "accept", signals, named)))
+        return promotions
 
     def brief(self, ctx: BriefContext, calls: list[ModelCallSummary]) -> Briefing:
         """Summarise the accepted chunks: matched words, dates, recurring names."""

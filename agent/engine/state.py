@@ -33,7 +33,11 @@ class Scope:
 
 
 class HeldPool:
-    """Keep at most `size` held chunks; when full, drop auto-held ones first, oldest first."""
+    """Keep at most `size` held chunks; when full, drop auto-held ones first, oldest first.
+
+    Among chunks a policy held, the one whose verdict signals say least about the question
+    goes first (those without signals before any with), then the oldest.
+    """
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -43,8 +47,11 @@ class HeldPool:
         """Add a held chunk and return the one dropped to make room, if any."""
         dropped: HeldChunk | None = None
         if len(self.items) >= self.size:
-            victims = [held for held in self.items if held.auto_held] or self.items
-            dropped = min(victims, key=lambda held: held.order)
+            auto = [held for held in self.items if held.auto_held]
+            if auto:
+                dropped = min(auto, key=lambda held: held.order)
+            else:
+                dropped = min(self.items, key=_weakest_first)
             self.items.remove(dropped)
         self.items.append(item)
         return dropped
@@ -56,6 +63,13 @@ class HeldPool:
                 self.items.remove(held)
                 return held
         return None
+
+
+def _weakest_first(held: HeldChunk) -> tuple:
+    """Sort key putting the held chunk to drop first: no signals, weakest signals, oldest."""
+    if held.signals is None:
+        return (0, (), held.order)
+    return (1, tuple(-value for value in held.signals.strength()), held.order)
 
 
 @dataclass

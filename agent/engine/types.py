@@ -128,6 +128,15 @@ class VerdictSignals:
         """Tell whether the fused warm start, rather than a single channel, found the chunk."""
         return self.found_by == WARM_START
 
+    def strength(self) -> tuple[int, int, int, int, int]:
+        """Order verdicts by what they say of the chunk's topic, strongest first when sorted.
+
+        Named people, then question terms met in one passage and in one sentence, then where
+        it was found (the fused warm start before a single channel) and its rank there.
+        """
+        return (-self.names_found, -self.passage_terms, -self.sentence_terms,
+                0 if self.from_warm_start else 1, self.batch_rank)
+
 
 WARM_START = "warm_start"
 

@@ -83,13 +83,22 @@ def system_markdown(result: dict) -> str:
 
 
 def summary_markdown(results: Sequence[dict]) -> str:
-    """Render the short table the README and docs carry: overall figures and gold-genre recall."""
+    """Render the short table the README and docs carry.
+
+    Overall figures, recall@10 by gold genre and by question type, and, when an agent system
+    ran, the share of its accepted documents that are gold (P_acc).
+    """
     genres = sorted({g for r in results for g in r["by_gold_genre"]})
+    types = sorted({t for r in results for t in r.get("by_type", {})})
     cols = [c for c in ("recall@5", "recall@10", "mrr") if c in results[0]["overall"]]
+    agent = any("p_acc" in r["overall"] for r in results)
     header = ["system", *(c.replace("recall@", "R@").replace("mrr", "MRR") for c in cols),
-              *(f"{g} gold R@10" for g in genres), "latency median ms"]
+              *(f"{g} gold R@10" for g in genres), *(f"{t} R@10" for t in types),
+              *(["P_acc"] if agent else []), "latency median ms"]
     rows = [[f"`{r['system']}`", *(r["overall"].get(c) for c in cols),
              *(r["by_gold_genre"].get(g, {}).get("recall@10") for g in genres),
+             *(r.get("by_type", {}).get(t, {}).get("recall@10") for t in types),
+             *([r["overall"].get("p_acc")] if agent else []),
              r["overall"]["latency_median_ms"]] for r in results]
     intro = (f"{results[0]['n_questions']} questions of `{results[0].get('questions_file')}`; "
              f"pool: {results[0]['settings'].get('pool')}.")

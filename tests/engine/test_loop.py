@@ -241,3 +241,26 @@ def test_step_event_carries_thought_action_args_memory_and_counters(retriever, s
     assert set(step.payload()["memory"]) == {"prior_findings", "question_analysis",
                                              "evidence_gathered", "gaps_remaining", "next_steps"}
     json.dumps([e.to_json() for e in sink.events])
+
+
+def test_a_full_held_pool_drops_auto_held_first_then_the_weakest_signals_then_the_oldest():
+    from agent.engine.state import HeldPool
+    from agent.engine.types import HeldChunk, VerdictSignals
+    from tests.fakes.retriever import chunk
+
+    def held(chunk_id, *, auto=False, passage=None):
+        signals = None if passage is None else VerdictSignals(
+            query_terms=4, matched_terms=(), found_by="bm25", batch_rank=1,
+            passage_terms=passage, sentence_terms=passage)
+        return HeldChunk(hit=chunk(chunk_id, chunk_id, f"d:{chunk_id}", "d", None, "texte"),
+                         rationale="", auto_held=auto, order=chunk_id, signals=signals)
+
+    pool = HeldPool(2)
+    assert pool.add(held(1, passage=4)) is None and pool.add(held(2, auto=True)) is None
+    assert pool.add(held(3, passage=2)).hit.chunk_id == 2  # the engine's own hold goes first
+    assert pool.add(held(4, passage=5)).hit.chunk_id == 3  # then the weakest signals
+    assert pool.add(held(5)).hit.chunk_id == 1  # 4 says more than 1
+    assert pool.add(held(6, passage=1)).hit.chunk_id == 5  # a hold without signals first
+    assert pool.add(held(7, passage=5)).hit.chunk_id == 6
+    assert pool.add(held(8, passage=5)).hit.chunk_id == 4  # of equal signals, the oldest
+    assert [h.hit.chunk_id for h in pool.items] == [7, 8]

@@ -227,3 +227,72 @@ def test_offline_sub_questions_target_the_debate_side_and_the_press_side():
     # Each paper is asked how it reported the same topic.
     for paper in ("gaulois", "intran"):
         assert "rapportée" in plan[paper] and "expulsion des princes" in plan[paper]
+
+
+def _held(chunk_id: int, key: str, text: str, signals: VerdictSignals | None,
+          auto: bool = False):
+    from agent.engine.types import HeldChunk
+
+    return HeldChunk(hit=chunk(chunk_id, chunk_id, key, "debats", "1887-02-26", text),
+                     rationale="à vérifier", auto_held=auto, order=chunk_id, signals=signals)
+
+
+def _held_signals(rank: int, *, names: int = 0, passage: int = 2, sentence: int = 2,
+                  terms: tuple[str, ...] = ("droit", "cereales"),
+                  forms: tuple[str, ...] = ("droit", "céréales")) -> VerdictSignals:
+    return VerdictSignals(query_terms=4, matched_terms=terms, found_by="bm25", batch_rank=rank,
+                          matched_forms=forms, sentence_terms=sentence, passage_terms=passage,
+                          names_found=names)
+
+
+def test_held_chunks_with_decisive_signals_are_promoted_strongest_first_while_there_is_room():
+    from agent.engine.policy import HeldContext
+    from agent.engine.types import Memory, SubQuestionSpec
+
+    text = "M. Lejeune défend le droit sur les céréales devant la Chambre."
+    held = [
+        # Held for its rank only: two question words in one sentence, the person named.
+        _held(1, "debats:1", text, _held_signals(6, names=1)),
+        # Also decisive, weaker (no name), so it comes after the first.
+        _held(2, "debats:2", "Le droit sur les céréales reste en débat.", _held_signals(3)),
+        # Words scattered over the chunk: not decisive, stays held.
+        _held(3, "debats:3", "Le droit. Plus loin, les céréales.",
+              _held_signals(1, passage=1, sentence=1)),
+        # Held by the engine (a widened window), with no signals of its own: stays held.
+        _held(4, "debats:4", text, None, auto=True),
+    ]
+    sub_question = SubQuestionSpec("Que dit M. Lejeune du droit sur les céréales ?", "debats",
+                                   ("M. Lejeune",))
+    ctx = HeldContext(question=sub_question.text, index=0, sub_question=sub_question,
+                      memory=Memory(), accepted=[], held=held)
+
+    promoted = OfflinePolicy().reevaluate_held(ctx, []).promotions
+    assert [p.chunk_id for p in promoted] == [1, 2]
+    assert promoted[0].signals == held[0].signals  # it ranks by its own figures
+    assert "M. Lejeune" in promoted[0].rationale and "« céréales »" in promoted[0].rationale
+
+    # No room left in the sub-question: only the strongest is promoted.
+    room_for_one = OfflinePolicy(max_accepted=1).reevaluate_held(ctx, []).promotions
+    assert [p.chunk_id for p in room_for_one] == [1]
+
+
+def test_a_full_sub_question_takes_a_few_held_chunks_stronger_than_its_weakest_source():
+    from agent.engine.policy import HeldContext
+    from agent.engine.types import AcceptedChunk, Memory, SubQuestionSpec
+
+    weak = _held_signals(1, passage=2, sentence=2)
+    accepted = [AcceptedChunk(chunk_id=10 + n, document_key=f"debats:a{n}", sub_corpus="debats",
+                              rationale="", source="agent", signals=weak) for n in range(2)]
+    text = "M. Lejeune défend le droit sur les céréales devant la Chambre."
+    held = [_held(n, f"debats:{n}", text, _held_signals(n, names=1, passage=3, sentence=3))
+            for n in (1, 2, 3)]
+    held.append(_held(4, "debats:4", text, _held_signals(1)))  # no stronger than the weakest
+    sub_question = SubQuestionSpec("Que dit M. Lejeune du droit sur les céréales ?", "debats",
+                                   ("M. Lejeune",))
+    ctx = HeldContext(question=sub_question.text, index=0, sub_question=sub_question,
+                      memory=Memory(), accepted=accepted, held=held)
+
+    full = OfflinePolicy(max_accepted=2, extra_accepted=2).reevaluate_held(ctx, []).promotions
+    assert [p.chunk_id for p in full] == [1, 2]
+    no_extra = OfflinePolicy(max_accepted=2, extra_accepted=0).reevaluate_held(ctx, [])
+    assert no_extra.promotions == []

@@ -211,6 +211,26 @@ def test_evaluate_writes_its_summary_into_a_document_block(tiny, tmp_path):
     assert f"| `bm25` | {bm25['overall']['recall@5']:.3f} |" in text
 
 
+def test_the_summary_block_gives_recall_by_question_type_and_the_agents_p_acc():
+    from retrieval.evaluation.report import summary_markdown
+
+    def result(system, overall, comparative):
+        return {"system": system, "n_questions": 2, "questions_file": "q.jsonl",
+                "settings": {"pool": None},
+                "overall": {"recall@5": 0.5, "recall@10": 0.75, "mrr": 0.4,
+                            "latency_median_ms": 3.0, **overall},
+                "by_gold_genre": {"press": {"recall@10": 0.5}},
+                "by_type": {"MH - Comparative": {"recall@10": comparative},
+                            "MH - Generic": {"recall@10": 1.0}}}
+
+    text = summary_markdown([result("bm25", {}, 0.25), result("offline", {"p_acc": 0.125}, 0.5)])
+    assert ("| system | R@5 | R@10 | MRR | press gold R@10 | MH - Comparative R@10 | "
+            "MH - Generic R@10 | P_acc | latency median ms |") in text
+    assert "| `bm25` | 0.500 | 0.750 | 0.400 | 0.500 | 0.250 | 1.000 | — | 3.000 |" in text
+    assert "| `offline` | 0.500 | 0.750 | 0.400 | 0.500 | 0.500 | 1.000 | 0.125 | 3.000 |" in text
+    assert "P_acc" not in summary_markdown([result("bm25", {}, 0.25)])
+
+
 def test_evaluate_refuses_a_document_without_the_block(tiny, tmp_path):
     doc = tmp_path / "README.md"
     doc.write_text("No block here.\n")
