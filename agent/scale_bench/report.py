@@ -27,6 +27,11 @@ def _p50(r: SizeResults, channel: str, where: str = "unfiltered") -> float | Non
     return r.stage("latency").get(channel, {}).get(where, {}).get("p50")
 
 
+def _cold(r: SizeResults, channel: str) -> dict:
+    """The unfiltered figures of the first questions after a start (empty if not measured)."""
+    return r.stage("latency").get("cold", {}).get(channel, {}).get("unfiltered", {})
+
+
 def _p95(r: SizeResults, channel: str, where: str = "unfiltered") -> float | None:
     return r.stage("latency").get(channel, {}).get(where, {}).get("p95")
 
@@ -169,7 +174,9 @@ def render(sizes: list[SizeResults], *, command: str, plot_name: str) -> str:
             for label, get in rows.items()]
     out += ["", "## Query latency, p50 / p95 (ms)", "",
             "40 dev questions as queries (the substring channel gets their two longest words);",
-            "filters: one sub-corpus of six, one decade of nine.", "", *head]
+            "filters: one sub-corpus of six, one decade of nine. They are timed after 40 other",
+            "dev questions have run since the start (caches warm, as on a server in use); the",
+            "\"cold\" rows are those first 40, from a freshly started database.", "", *head]
     for channel in CHANNELS:
         for where in FILTERS:
             if _p50(sizes[0], channel, where) is None and _p50(largest, channel, where) is None:
@@ -177,6 +184,12 @@ def render(sizes: list[SizeResults], *, command: str, plot_name: str) -> str:
             out.append(f"| {channel}, {where.replace('_', ' ')} | " + " | ".join(
                 f"{_fmt(_p50(r, channel, where))} / {_fmt(_p95(r, channel, where))}"
                 for r in sizes) + " |")
+    for channel in CHANNELS:
+        if any(_cold(r, channel) for r in sizes):
+            out.append(f"| {channel}, unfiltered, cold | " + " | ".join(
+                "{} / {}".format(_fmt(_cold(r, channel).get("p50")),
+                                 _fmt(_cold(r, channel).get("p95"))) if _cold(r, channel)
+                else "—" for r in sizes) + " |")
     out += ["", "## Dense search under a filter", "",
             "Recall@10 (documents) of the dense channel against exact search over the same "
             "filter, and how many query plans walk the HNSW index without a sequential scan of "

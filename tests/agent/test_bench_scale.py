@@ -50,6 +50,7 @@ def test_the_10k_archive_is_built_measured_and_reported(tmp_path, hash_queries):
         assert figures["recall_at_10"] >= 0.75, figures
     for channel in ("bm25", "dense", "substring", "temporal"):
         assert stages["latency"][channel]["unfiltered"]["n"] == 6
+        assert stages["latency"]["cold"][channel]["unfiltered"]["n"] == 6  # other questions
     fresh = stages["freshness"]
     assert fresh["created"] == 60 and fresh["search_failures"] == 0
     assert all(v is not None for v in fresh["found_after_seconds"].values()), fresh
