@@ -34,7 +34,7 @@ def _numbers_on_the_review_page(page: str) -> dict[str, int]:
     """The rank each accepted source shows on the review page, by document key."""
     ranked = page[page.index('<div id="ranked">'):page.index("<h2>Held")]
     return {key: int(rank) for key, rank in re.findall(
-        r'<article class="source state-accepted" data-document="([^"]+)">\s*<header>\s*'
+        r'<article class="source state-accepted" data-document="([^"]+)"[^>]*>\s*<header>\s*'
         r'<span class="rank">(\d+)</span>', ranked)}
 
 
