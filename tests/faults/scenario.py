@@ -356,6 +356,9 @@ def _running(ids: list[int]) -> int:
     return Investigation.objects.filter(pk__in=ids, status=Investigation.Status.RUNNING).count()
 
 
+KILLS_SECONDS = 240
+
+
 def scenario_kills(rng: random.Random, kills: int = 20) -> dict:
     """Kill pool processes and worker main processes at random moments of running runs."""
     from tests.faults.cluster import Served
@@ -365,7 +368,9 @@ def scenario_kills(rng: random.Random, kills: int = 20) -> dict:
         ids = _create(6, "kills")
         started = time.monotonic()
         kinds: list[str] = []
-        while len(kinds) < kills and time.monotonic() - started < 150:
+        # Each worker main process killed costs a heartbeat timeout and a restart before a run
+        # is running again: a draw with many of them needs more than 150 s to land every kill.
+        while len(kinds) < kills and time.monotonic() - started < KILLS_SECONDS:
             time.sleep(rng.uniform(0.3, 2.0))
             if _running(ids) == 0:
                 if _settled(ids):
