@@ -200,7 +200,7 @@ class TantivyIndex:
 
         A query word scores the best weight among its variants a chunk holds (a disjunction-max
         of constant scores), the chunk the sum over query words: computed in Rust over the
-        postings of the variants only, whatever the size of the archive.
+        postings of the variants only (no text read); common variants have long postings.
         """
         if any(not holding for holding in query.required):
             return []  # a required word no chunk holds
