@@ -42,7 +42,8 @@ class SubstringChannel:
         if query is None:
             return []
         index = store.opened() if self.through_index else None
-        if isinstance(index, WordIndex) and store.exists(store.index_path(), store.engine_name()):
+        # A word index not built yet raises IndexCorrupt on its first read: Postgres answers.
+        if isinstance(index, WordIndex):
             word_index = index
 
             def fetch_chunks(limit: int) -> list[Hit]:

@@ -35,3 +35,15 @@ def test_both_ways_find_the_same_chunks_with_the_same_scores(archive, day, mode)
                            for h in SubstringChannel(through_index=way).search(request)]
                      for way in (True, False)}
             assert sorted(found[True]) == sorted(found[False]), (phrase, restriction)
+
+
+def test_without_a_word_index_yet_postgres_answers(archive):
+    import shutil
+
+    from retrieval.bm25 import store
+
+    found = archive.document("debats", ["Le général Boulanger à Longchamp."])
+    store.close_all()
+    shutil.rmtree(store.index_path())
+    hits = SubstringChannel().search(SearchRequest("substring", "Boulanger", limit=5))
+    assert [h.document_id for h in hits] == [found.pk]
