@@ -6,6 +6,6 @@ class AgentConfig(AppConfig):
     verbose_name = "Investigations"
 
     def ready(self) -> None:
-        from agent import evaluation
+        from agent import checks, evaluation  # noqa: F401  (checks registers itself)
 
         evaluation.register()

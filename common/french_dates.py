@@ -35,6 +35,13 @@ _TEXT_ISO = re.compile(rf"\b{_YEAR}-(\d\d)-(\d\d)\b")
 _TEXT_DAY = re.compile(rf"\b(\d{{1,2}})(?:er)?\s+({_MONTH})\s+{_YEAR}\b")
 _TEXT_MONTH = re.compile(rf"\b({_MONTH})\s+{_YEAR}\b")
 _TEXT_YEAR = re.compile(rf"\b{_YEAR}\b")
+# A day without its year ("le 12 mai"): the year is the one the text names elsewhere.
+_TEXT_DAY_NO_YEAR = re.compile(rf"\b(\d{{1,2}})(?:er)?\s+({_MONTH})\b(?!\s+\d)")
+# Seasons as the calendar has them (astronomical, rounded to whole months' edges).
+_SEASONS = {"printemps": ((3, 21), (6, 20)), "ete": ((6, 21), (9, 22)),
+            "automne": ((9, 23), (12, 20)), "hiver": ((12, 21), (3, 20))}
+_TEXT_SEASON = re.compile(
+    rf"\b(?:au |a l'|en )?(printemps|ete|automne|hiver)\s+(?:de\s+)?{_YEAR}\b")
 
 # extract_date_window: any four-digit year.
 _WINDOW_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
@@ -69,11 +76,26 @@ def extract_date(text: str) -> str | None:
         day, month, year = int(full.group(1)), FRENCH_MONTHS[full.group(2)], full.group(3)
         if 1 <= day <= 31:
             return f"{year}-{month:02d}-{day:02d}"
+    year = _TEXT_YEAR.search(folded)
+    day_only = _TEXT_DAY_NO_YEAR.search(folded)
+    if day_only and year and 1 <= int(day_only.group(1)) <= 31:
+        month, day = FRENCH_MONTHS[day_only.group(2)], int(day_only.group(1))
+        return f"{year.group(0)}-{month:02d}-{day:02d}"
     month_year = _TEXT_MONTH.search(folded)
     if month_year:
         return f"{month_year.group(2)}-{FRENCH_MONTHS[month_year.group(1)]:02d}"
-    year = _TEXT_YEAR.search(folded)
     return year.group(0) if year else None
+
+
+def extract_season(text: str) -> DateWindow | None:
+    """Return the days of a season named with its year ("au printemps 1887"), else None."""
+    found = _TEXT_SEASON.search(casefold_without_accents(text))
+    if found is None:
+        return None
+    (start_month, start_day), (end_month, end_day) = _SEASONS[found.group(1)]
+    year = int(found.group(2))
+    end_year = year + 1 if end_month < start_month else year
+    return DateWindow(dt.date(year, start_month, start_day), dt.date(end_year, end_month, end_day))
 
 
 def extract_date_window(text: str) -> DateWindow | None:
@@ -95,4 +117,4 @@ def extract_date_window(text: str) -> DateWindow | None:
         year, month = int(match.group(2)), FRENCH_MONTHS[match.group(1)]
         last = calendar.monthrange(year, month)[1]
         return DateWindow(dt.date(year, month, 1), dt.date(year, month, last))
-    return None
+    return extract_season(text)

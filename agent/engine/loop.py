@@ -47,6 +47,7 @@ from agent.engine.text import (
     name_keys,
     normalise_query,
     strip_mentions,
+    sub_question_query,
 )
 from agent.engine.types import (
     AcceptedChunk,
@@ -372,7 +373,8 @@ def warm_start(env: LoopEnv, state: LoopState) -> None:
     sq = state.sub_question
     sub_corpus = env.scope.sub_corpus or sq.target_sub_corpus
     target_date = sq.target_date if is_full_date(sq.target_date) else None
-    query, cut = cap_query(sq.text, env.config.query_max_chars)
+    query, cut = cap_query(sub_question_query(sq.text, env.sub_corpora),
+                           env.config.query_max_chars)
     if cut is not None:
         env.recorder.emit(cut, sub_question_index=state.index)
     found = env.retriever.warm_start(SearchRequest(

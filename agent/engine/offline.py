@@ -30,7 +30,7 @@ from datetime import date, timedelta
 from typing import Literal
 
 from agent.engine.evidence import best_sentences, most_terms_in_a_sentence
-from agent.engine.offline_plan import KIND_WORDS, offline_plan, search_text
+from agent.engine.offline_plan import KIND_WORDS, offline_plan
 from agent.engine.policy import (
     BriefContext,
     HeldContext,
@@ -67,6 +67,7 @@ from agent.engine.text import (
     name_keys,
     normalise_query,
     strip_mentions,
+    sub_question_query,
     surnames,
     tokens,
 )
@@ -174,7 +175,8 @@ class OfflinePolicy:
             return SearchArgs(channel=channel, query=query, date_from=date_from,
                               date_to=date_to, sub_corpus=target)
 
-        queue = [search("bm25", " ".join([*names, *terms])), search("dense", search_text(sq.text))]
+        queue = [search("bm25", " ".join([*names, *terms])),
+                 search("dense", sub_question_query(sq.text, ctx.sub_corpora))]
         if names:
             queue.append(search("bm25", " ".join(names)))
         for name in sorted(names, key=len, reverse=True)[:2]:

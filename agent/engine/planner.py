@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from agent.engine.config import EngineConfig
 from agent.engine.events import PlanMade, PlanRevised
+from agent.engine.plan_check import (
+    KEPT_SHARE,
+    according_to,
+    kept_share,
+    sub_question_key,
+    well_formed,
+)
 from agent.engine.policy import PlanContext, Policy, ReplanContext
 from agent.engine.recorder import Recorder
 from agent.engine.retry import ask_with_retries
@@ -45,11 +52,14 @@ def sanitise(
     """Turn proposals into sub-questions: known targets only, at most `limit`, notes on fixes."""
     result: list[SubQuestionSpec] = []
     notes: list[str] = []
+    seen: set[tuple[str, ...]] = set()
     for position, item in enumerate(proposed):
-        text = " ".join(item.text.split())
+        text = well_formed(item.text)
         if not text:
             notes.append(f"sub-question {position + 1} is empty and was dropped")
             continue
+        if text != " ".join(item.text.split()):
+            notes.append(f"sub-question {position + 1} reworded to be well formed")
         target = resolve_sub_corpus(item.target_sub_corpus, infos)
         if item.target_sub_corpus and target is None:
             notes.append(f"unknown target {item.target_sub_corpus!r} for sub-question "
@@ -60,6 +70,14 @@ def sanitise(
         if item.target_date and target_date is None:
             notes.append(f"unreadable target_date {item.target_date!r} ignored")
         entities = tuple(dict.fromkeys(e.strip() for e in item.entities if e.strip()))
+        if sub_question_key(text) in seen:
+            info = next((i for i in infos if i.slug == target), None)
+            if info is None or sub_question_key(according_to(info, text)) in seen:
+                notes.append(f"sub-question {position + 1} repeats another and was dropped")
+                continue
+            text = according_to(info, text)
+            notes.append(f"sub-question {position + 1} repeats another: it now names its source")
+        seen.add(sub_question_key(text))
         result.append(SubQuestionSpec(text, target, entities, target_date))
     if len(result) > limit:
         notes.append(f"{len(result) - limit} sub-question(s) beyond the limit of {limit} dropped")
@@ -84,7 +102,9 @@ def make_plan(
     fallback = not plan
     if fallback:
         notes.append("no usable plan: the question itself is the only sub-question")
-        plan = [SubQuestionSpec(question, scope.sub_corpus)]
+        plan = [SubQuestionSpec(well_formed(question) or question, scope.sub_corpus)]
+    elif kept_share(question, [sq.text for sq in plan]) < KEPT_SHARE:
+        notes.append("the plan leaves out some words of the question")
     recorder.emit(PlanMade(sub_questions=tuple(plan), notes=tuple(notes), fallback=fallback,
                            policy=policy.name))
     return plan

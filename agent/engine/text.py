@@ -269,6 +269,15 @@ def strip_mentions(text: str, infos: list[SubCorpusInfo]) -> str:
     return " ".join(result.split())
 
 
+# How a plan says whose account a sub-question asks for ("D'après Le Gaulois, …").
+_ACCORDING_TO = re.compile(r"^(?:D['’]après|According to) [^,]+, ")
+
+
+def sub_question_query(text: str, infos: list[SubCorpusInfo]) -> str:
+    """What a sub-question asks, without the sources it names: no passage prints them."""
+    return strip_mentions(_ACCORDING_TO.sub("", text), infos) or text
+
+
 @lru_cache(maxsize=256)
 def matcher_for(text: str) -> TermMatcher:
     """Return the term matcher of a text, shared (a chunk is judged, briefed and re-read)."""

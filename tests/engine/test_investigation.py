@@ -86,7 +86,8 @@ def test_briefing_has_six_fields_and_is_the_channel_to_the_next_sub_question(ret
 
 
 def test_sub_questions_never_share_accepted_sets_or_exclusions(retriever, sink):
-    replies = [plan(("Lejeune céréales", None), ("Lejeune céréales", None)),
+    # Two sub-questions asking the same words (in another order: a plan never repeats one).
+    replies = [plan(("Lejeune céréales", None), ("Céréales Lejeune", None)),
                review_pending("accept"), finish(), briefing(), keep_plan(),
                review_pending("accept"), finish(), briefing(), rank_all]
     result, _ = run(Q, replies, retriever, sink)
@@ -107,7 +108,7 @@ def test_replanner_may_add_sub_questions_but_never_beyond_m_max(retriever, sink)
     result, _ = run(Q, replies, retriever, sink, config=config)
     assert len(result.sub_questions) == 3
     event = sink.of("replan")[0]
-    assert [s.text for s in event.after] == ["x", "y"]
+    assert [s.text for s in event.after] == ["X ?", "Y ?"]  # made well formed
     assert any("beyond the limit" in n for n in event.notes)
 
 

@@ -35,7 +35,9 @@ def test_offline_plan_targets_each_mentioned_sub_corpus():
     q = "En 1887, entre L'Intransigeant et Le Gaulois, lequel critique M. Lejeune ?"
     plan = offline_plan(q, INFOS, 5, None)
     assert [sq.target_sub_corpus for sq in plan] == ["intran", "gaulois"]
-    assert all("Gaulois" not in sq.text for sq in plan)
+    # Each side of the comparison is asked of its own paper, named in its sub-question.
+    assert [sq.text for sq in plan] == ["En 1887, L'Intransigeant critique-t-il M. Lejeune ?",
+                                        "En 1887, Le Gaulois critique-t-il M. Lejeune ?"]
 
 
 def test_offline_plan_maps_the_chamber_and_the_press():
@@ -225,8 +227,52 @@ def test_offline_sub_questions_target_the_debate_side_and_the_press_side():
     # The debate side asks what the Chamber discussed, and nothing about the press.
     assert "expulsion des princes" in plan["debats"] and "presse" not in plan["debats"]
     # Each paper is asked how it reported the same topic.
-    for paper in ("gaulois", "intran"):
-        assert "rapportée" in plan[paper] and "expulsion des princes" in plan[paper]
+    # Each paper is asked how it reported the same measure, the pronoun replaced by it.
+    assert plan["gaulois"] == ("Comment Le Gaulois a-t-il rapporté la mesure au sujet de "
+                               "l'expulsion des princes ?")
+    assert plan["intran"] == ("Comment L'Intransigeant a-t-il rapporté la mesure au sujet de "
+                              "l'expulsion des princes ?")
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("En 1887, comment Le Gaulois et L'Intransigeant jugeaient-ils le général Boulanger ?",
+     {"gaulois": "En 1887, comment Le Gaulois jugeait-il le général Boulanger ?",
+      "intran": "En 1887, comment L'Intransigeant jugeait-il le général Boulanger ?"}),
+    ("Entre L'Intransigeant et Le Gaulois, lequel ignore la présence du général Boulanger et "
+     "lequel la met en avant ?",
+     {"intran": "L'Intransigeant ignore-t-il la présence du général Boulanger ou la met-il en "
+                "avant ?",
+      "gaulois": "Le Gaulois ignore-t-il la présence du général Boulanger ou la met-il en "
+                 "avant ?"}),
+    ("Que disent la Chambre et la presse du discours de M. Lejeune ?",
+     {"debats": "Que dit la Chambre du discours de M. Lejeune ?",
+      "gaulois": "Que dit Le Gaulois du discours de M. Lejeune ?",
+      "intran": "Que dit L'Intransigeant du discours de M. Lejeune ?"}),
+    ("Quel journal dramatise davantage la disette et lequel adopte un ton plus neutre ?",
+     {"gaulois": "Le Gaulois dramatise-t-il davantage la disette ou adopte-t-il un ton plus "
+                 "neutre ?",
+      "intran": "L'Intransigeant dramatise-t-il davantage la disette ou adopte-t-il un ton "
+                "plus neutre ?"}),
+])
+def test_offline_sub_questions_restore_subject_verb_and_object(question, expected):
+    plan = {sq.target_sub_corpus: sq.text for sq in offline_plan(question, INFOS, 5, None)}
+    assert plan == expected
+
+
+@pytest.mark.parametrize("question", [
+    "Boulanger", "?!…", "x" * 2000, "What did the press say about General Boulanger in 1887?",
+    "La loi militaire", "« Comment la presse a-t-elle jugé M. Ribot ?", "« » ( ) ; , ?",
+    "Comment Le Gaulois et L'Intransigeant ont-ils jugé M. Ribot, et lequel l'a approuvé ?",
+])
+def test_any_question_gets_well_formed_distinct_sub_questions(question):
+    from agent.engine.plan_check import check_plan, well_formed
+
+    plan = offline_plan(question, INFOS, 5, None)
+    texts = [sq.text for sq in plan]
+    assert texts
+    problems = [f for f in check_plan(question, texts) if f.index is not None]
+    if well_formed(question):
+        assert problems == [], texts
 
 
 def _held(chunk_id: int, key: str, text: str, signals: VerdictSignals | None,
