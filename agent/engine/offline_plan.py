@@ -164,7 +164,7 @@ def _contracted(text: str) -> str:
     return re.sub(r"\b([Àà]) Le ", lambda m: "Au " if m.group(1) == "À" else "au ", text)
 
 
-def _aliases_pattern(info: SubCorpusInfo) -> re.Pattern[str]:
+def aliases_pattern(info: SubCorpusInfo) -> re.Pattern[str]:
     """Match a sub-corpus name as a question writes it ("Le Gaulois", "le Gaulois", "Gaulois")."""
     bare = LEADING_ARTICLE.sub("", info.name.lower().replace("’", "'"))
     article = info.name[: len(info.name) - len(bare)] if bare != info.name.lower() else ""
@@ -242,13 +242,20 @@ def _contrast_for(text: str, name: str, papers: list[re.Pattern[str]]) -> str | 
 
 
 def _one_of_a_pair(text: str, name: str, papers: list[re.Pattern[str]]) -> str | None:
-    """Rewrite "A et B présentent-ils …" for one of them: "B présente-t-il …"."""
+    """Rewrite "A et B présentent-ils …" for one of them: "B présente-t-il …".
+
+    The source asked about must be one of the pair: its name, or its kind ("la presse").
+    """
     spans = sorted((m.start(), m.end()) for p in papers for m in p.finditer(text))
     pairs = [(a[0], b[1]) for a, b in zip(spans, spans[1:], strict=False)
              if re.fullmatch(rf"\s+et\s+(?:de\s+|du\s+|d{_APOSTROPHE})?", text[a[1]:b[0]])]
     pairs += [(m.start(), m.end()) for m in _BOTH_PAPERS.finditer(text)]
+    own = _KIND_OF.get(name, None)
     for a_start, b_end in sorted(pairs):
         before, after = text[:a_start], text[b_end:]
+        pair = casefold_without_accents(text[a_start:b_end])
+        if own is not None and own not in pair:
+            continue
         if re.search(r"\b(?:entre|parmi)\s*$", before, re.IGNORECASE):
             return None
         inverted = _INVERTED_PLURAL.search(after)
@@ -275,6 +282,10 @@ _ANAPHOR = re.compile(r"\b(?:ce|cet|cette|ces|lui|leur|en|l['’]|le|la|les)\s*(
                      r"débats?|sujet|point|question|discussion|intervention|proposition)",
                      re.IGNORECASE)
 _ABOUT = re.compile(r"\b(?:concernant|au sujet d|à propos d|sur|contre)\b", re.IGNORECASE)
+
+
+# The kind of source a sub-question names by kind must be in the pair it replaces.
+_KIND_OF = {"la Chambre": "chambre"}
 
 
 def _named_as(info: SubCorpusInfo) -> str:
@@ -490,7 +501,7 @@ def offline_plan(question: str, infos: list[SubCorpusInfo], m_max: int,
         targets = [scope_sub_corpus]
     targets = targets[:m_max]
     by_slug = {info.slug: info for info in infos}
-    papers = [_aliases_pattern(info) for info in infos if is_press(info)]
+    papers = [aliases_pattern(info) for info in infos if is_press(info)]
     parts = clauses(question)
     texts = [well_formed(_contracted(_text_for(question, parts, by_slug.get(slug), infos, papers)))
              or well_formed(question) or question for slug in targets]
