@@ -250,7 +250,7 @@ def _one_of_a_pair(text: str, name: str, papers: list[re.Pattern[str]]) -> str |
     pairs = [(a[0], b[1]) for a, b in zip(spans, spans[1:], strict=False)
              if re.fullmatch(rf"\s+et\s+(?:de\s+|du\s+|d{_APOSTROPHE})?", text[a[1]:b[0]])]
     pairs += [(m.start(), m.end()) for m in _BOTH_PAPERS.finditer(text)]
-    own = _KIND_OF.get(name, None)
+    own = _KIND_OF.get(name)
     for a_start, b_end in sorted(pairs):
         before, after = text[:a_start], text[b_end:]
         pair = casefold_without_accents(text[a_start:b_end])
