@@ -124,10 +124,16 @@ class InMemoryRetriever:
                 for rank, d in enumerate(order, start=1)]
 
     def search(self, request: SearchRequest) -> list[Hit]:
-        """Run one channel; the window drives the temporal channel and filters the others."""
+        """Run one channel; the window filters the others and ranks the temporal channel.
+
+        As the archive's temporal channel, it ranks every dated chunk by its distance to the
+        window, past the window's edges.
+        """
         self.calls.append(("search", request))
         pool = self._pool(request)
         window = request.window
+        if request.channel == "temporal" and window is not None:
+            return self._channel_hits(self._temporal(request, pool), pool, request)
         if window is not None:
             start, end = window.start.isoformat(), window.end.isoformat()
             pool = [c for c in pool if c.date and start <= c.date[:10] <= end]
@@ -142,6 +148,11 @@ class InMemoryRetriever:
         else:
             scores = {c.chunk_id: 1.0 / (1 + i) for i, c in
                       enumerate(sorted(pool, key=lambda c: (c.date or "", c.chunk_id)))}
+        return self._channel_hits(scores, pool, request)
+
+    @staticmethod
+    def _channel_hits(scores: dict[int, float], pool: list[Hit],
+                      request: SearchRequest) -> list[Hit]:
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: request.limit]
         by_id = {c.chunk_id: c for c in pool}
         return [by_id[cid].with_(score=score, rank=rank, channel=request.channel,
