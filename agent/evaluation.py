@@ -99,10 +99,40 @@ def _engine_system(make_policy):
     return factory
 
 
-def _offline_policy(question: EvalQuestion):
-    from agent.engine.offline import OfflinePolicy
+def _lazy_engine_system(make_factory):
+    """An engine system whose policy maker is built when the system is first used."""
+    def factory(config: EvalConfig):
+        return _engine_system(make_factory())(config)
 
-    return OfflinePolicy()
+    return factory
+
+
+def _offline_policy(question: EvalQuestion):
+    from agent.judges import offline_policy
+
+    return offline_policy()
+
+
+def _rules_policy(question: EvalQuestion):
+    from agent.judges import RULES, offline_policy
+
+    return offline_policy(judge=RULES)
+
+
+def _cross_validated_policy():
+    """The learnt judge of the fold each question was held out of (see `train_judge`)."""
+    from agent.engine.offline import OfflinePolicy
+    from agent.judge_training import fold_models
+
+    models = fold_models(settings.TRACE_DATA_DIR / "judge-training")
+
+    def make(question: EvalQuestion) -> OfflinePolicy:
+        if question.qid not in models:
+            raise RuntimeError(f"question {question.qid!r} was not in the judge's training "
+                               "folds: run `manage.py train_judge` on this questions file")
+        return OfflinePolicy(judge_model=models[question.qid])
+
+    return make
 
 
 def _oracle_policy(error_rate: float):
@@ -161,6 +191,8 @@ def preview_trace_prompts(question: EvalQuestion, config: EvalConfig,
 
 def register() -> None:
     register_system("offline", _engine_system(_offline_policy))
+    register_system("offline-rules", _engine_system(_rules_policy))
+    register_system("offline-learnt-cv", _lazy_engine_system(_cross_validated_policy))
     register_system("trace", _engine_system(_llm_policy))
     for error_rate in ORACLE_ERROR_RATES:
         register_system(oracle_system_name(error_rate),

@@ -246,9 +246,9 @@ def build_policy(investigation: Investigation) -> Policy:
 
         return LLMPolicy(resumable_chat_model(configured_chat_model(investigation.models_used),
                                               investigation))
-    from agent.engine.offline import OfflinePolicy
+    from agent.judges import offline_policy
 
-    return OfflinePolicy()
+    return offline_policy()
 
 
 def _owned(investigation: Investigation):

@@ -96,12 +96,20 @@ def check_bm25() -> str:
     return state()
 
 
+def check_judge() -> str:
+    """Say which judge offline runs use; the rules, with the reason, when the model failed."""
+    from agent.judges import judge_in_use
+
+    return f"ok: {judge_in_use().label}"
+
+
 CHECKS: dict[str, Callable[[], str]] = {
     "database": check_database,
     "vector": check_vector,
     "bm25": check_bm25,
     "redis": check_redis,
     "worker": check_worker,
+    "judge": check_judge,
 }
 
 

@@ -240,6 +240,15 @@ TRACE_TEMPORAL_HALF_LIFE_DAYS = env_float("TRACE_TEMPORAL_HALF_LIFE_DAYS", 7.0)
 TRACE_ALTO_MAX_FILE_BYTES = env_int("TRACE_ALTO_MAX_FILE_BYTES", 20_000_000)
 
 # LLM: without a base URL the offline policy (no LLM) runs the same engine.
+# The offline policy's judge: the learnt model (trees and card in TRACE_JUDGE_MODEL_DIR, made by
+# `manage.py train_judge`), or the rules; a model that does not load falls back to the rules.
+TRACE_JUDGE = env_choice("TRACE_JUDGE", "learnt", {"learnt", "rules"})
+TRACE_JUDGE_MODEL_DIR = env_path("TRACE_JUDGE_MODEL_DIR", BASE_DIR / "agent" / "judge_model")
+# Overrides a historian makes before new runs of theirs adapt to them; pooled across users when
+# TRACE_JUDGE_POOL_OVERRIDES is set (one instance, one team).
+TRACE_JUDGE_MIN_OVERRIDES = env_int("TRACE_JUDGE_MIN_OVERRIDES", 10)
+TRACE_JUDGE_POOL_OVERRIDES = env_bool("TRACE_JUDGE_POOL_OVERRIDES", False)
+
 TRACE_LLM_BASE_URL = env_str("TRACE_LLM_BASE_URL")
 TRACE_LLM_API_KEY = env_str("TRACE_LLM_API_KEY", "")
 TRACE_LLM_MODEL = env_str("TRACE_LLM_MODEL", "deepseek-chat")

@@ -98,7 +98,8 @@ def _signals(data: Mapping[str, Any]) -> VerdictSignals:
         channel_ranks=dict(data.get("channel_ranks") or {}),
         matched_forms=tuple(data.get("matched_forms") or ()),
         sentence_terms=data.get("sentence_terms", 0), passage_terms=data.get("passage_terms", 0),
-        names_found=data.get("names_found", 0), date_agrees=data.get("date_agrees", False))
+        names_found=data.get("names_found", 0), date_agrees=data.get("date_agrees", False),
+        probability=data.get("probability"))
 
 
 def _evidence(data: Mapping[str, Any]) -> EvidenceSpan:

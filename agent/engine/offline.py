@@ -26,10 +26,13 @@ Decisions read the signals only: rewording a rationale changes no decision and n
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from datetime import date, timedelta
 from typing import Literal
 
 from agent.engine.evidence import best_sentences, most_terms_in_a_sentence
+from agent.engine.judge_features import JudgedRow, judge_features
+from agent.engine.judge_model import JudgeModel, Thresholds
 from agent.engine.offline_plan import KIND_WORDS, offline_plan
 from agent.engine.policy import (
     BriefContext,
@@ -92,7 +95,10 @@ class OfflinePolicy:
                  promote_share: float = 0.8, accept_rank: int = 5, max_accepted: int = 5,
                  extra_accepted: int = 2,
                  share_weight: float = 2.0, date_bonus: float = 1.0,
-                 rationale_max: int = 120, passage_min: int = 2) -> None:
+                 rationale_max: int = 120, passage_min: int = 2,
+                 judge_model: JudgeModel | None = None,
+                 thresholds: Thresholds | None = None,
+                 judged: list[JudgedRow] | None = None) -> None:
         self.accept_share = accept_share
         self.hold_share = hold_share
         self.promote_share = promote_share
@@ -103,6 +109,11 @@ class OfflinePolicy:
         self.date_bonus = date_bonus
         self.rationale_max = rationale_max
         self.passage_min = passage_min
+        # The learnt judge decides when a model is given (its thresholds, or adapted ones);
+        # the rules decide otherwise. `judged`, when given, collects every chunk's features.
+        self.judge_model = judge_model
+        self.thresholds = thresholds or (judge_model.thresholds if judge_model else None)
+        self.judged = judged
 
     # -- planning -----------------------------------------------------------------------------
 
@@ -204,18 +215,27 @@ class OfflinePolicy:
         # Words naming a kind of source ("Chambre", "presse") say nothing of a passage's topic.
         terms = [term for term in terms if term not in KIND_WORDS]
         signals = self.signals(ctx, terms, hit, rank)
-        if self.decisive(signals):
-            strong = rank <= self.accept_rank if signals.from_warm_start else rank <= 2
+        features = judge_features(ctx, hit, signals) if (
+            self.judge_model is not None or self.judged is not None) else []
+        if self.judge_model is not None and self.thresholds is not None:
+            probability = self.judge_model.probabilities([features])[0]
+            signals = replace(signals, probability=probability)
+            strong = probability >= self.thresholds.accept
+            middle = probability >= self.thresholds.hold
         else:
-            strong = False
-        middle = (rank <= 2 * self.accept_rank if signals.from_warm_start else True) and \
-            signals.share >= self.hold_share and signals.passage_terms >= 2
+            strong = self.decisive(signals) and (
+                rank <= self.accept_rank if signals.from_warm_start else rank <= 2)
+            middle = (rank <= 2 * self.accept_rank if signals.from_warm_start else True) and \
+                signals.share >= self.hold_share and signals.passage_terms >= 2
         if strong and room:
             verdict: Literal["accept", "reject", "hold"] = "accept"
         elif strong or middle:
             verdict = "hold"
         else:
             verdict = "reject"
+        if self.judged is not None:
+            self.judged.append(JudgedRow(ctx.index, hit.chunk_id, hit.document_key,
+                                         tuple(features), verdict))
         start, end = best_sentences(hit.text, terms, name_keys(ctx.sub_question.entities))
         matcher = matcher_for(hit.text)
         # A name is claimed only when printed as spelt (an OCR misreading is not the name).
@@ -298,7 +318,8 @@ class OfflinePolicy:
                                             rationale=phrase(language, "sibling"),
                                             signals=held.signals))
                 continue
-            if len(evidence) >= 2 and len(accepted_docs) < self.max_accepted:
+            if self.judge_model is None and len(evidence) >= 2 and \
+                    len(accepted_docs) < self.max_accepted:
                 matcher = matcher_for(held.hit.text)
                 hits = matcher.matched(evidence)
                 if len(hits) >= 2 and len(hits) / len(evidence) >= self.promote_share:
@@ -323,19 +344,20 @@ class OfflinePolicy:
         own figures. It takes a free place; a full sub-question takes up to `extra_accepted`
         more, each stronger than the weakest source it accepted.
         """
-        weakest = max((a.signals.strength() for a in ctx.accepted if a.signals), default=None)
+        weakest = max((self._strength(a.signals) for a in ctx.accepted if a.signals),
+                      default=None)
         candidates = sorted(
             (held for held in ctx.held if held.hit.chunk_id not in taken and not held.auto_held
              and held.signals is not None and held.hit.document_key not in accepted_docs
-             and self.decisive(held.signals)),
-            key=lambda held: held.signals.strength() if held.signals else ())
+             and self._decisive(held.signals)),
+            key=lambda held: self._strength(held.signals) if held.signals else ())
         promotions = []
         for held in candidates:
             doc, signals = held.hit.document_key, held.signals
             if doc in accepted_docs or signals is None:
                 continue
             if len(accepted_docs) >= self.max_accepted and not (
-                    weakest is not None and signals.strength() < weakest
+                    weakest is not None and self._strength(signals) < weakest
                     and len(accepted_docs) < self.max_accepted + self.extra_accepted):
                 break
             accepted_docs.add(doc)
@@ -346,6 +368,19 @@ class OfflinePolicy:
                 chunk_id=held.hit.chunk_id, signals=signals,
                 rationale=self.rationale(ctx.question, "accept", signals, named)))
         return promotions
+
+    def _decisive(self, signals: VerdictSignals) -> bool:
+        """Tell whether a held chunk's own signals earn it a place (the model's, if any)."""
+        if self.thresholds is not None and signals.probability is not None:
+            return signals.probability >= self.thresholds.accept
+        return self.decisive(signals)
+
+    @staticmethod
+    def _strength(signals: VerdictSignals) -> tuple[float, ...]:
+        """Order verdicts strongest first when sorted: by probability, else by the signals."""
+        if signals.probability is not None:
+            return (-signals.probability,)
+        return tuple(float(x) for x in signals.strength())
 
     def brief(self, ctx: BriefContext, calls: list[ModelCallSummary]) -> Briefing:
         """Summarise the accepted chunks: matched words, dates, recurring names."""
@@ -378,6 +413,14 @@ class OfflinePolicy:
 
     def rank_group(self, ctx: RankContext, calls: list[ModelCallSummary]) -> RankOutput:
         """Order by retrieval rank and q-term overlap, lifting sources dated alongside a lead."""
+        if ctx.items and all(any(s.probability is not None for s in item.signals)
+                             for item in ctx.items):
+            # The learnt judge's probability orders sources confirmed as often as each other.
+            def probability(item: RankItem) -> float:
+                return max(s.probability or 0.0 for s in item.signals)
+            by_probability = sorted(ctx.items, key=lambda item: (-probability(item),
+                                                                 min(item.positions or [0])))
+            return RankOutput(order=[item.document_key for item in by_probability])
         evidence = [_evidence(item.signals) for item in ctx.items]
         leads = [item for item, (rank, _) in zip(ctx.items, evidence, strict=True) if rank == 1]
 

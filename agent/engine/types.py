@@ -117,6 +117,9 @@ class VerdictSignals:
     passage_terms: int = 0
     names_found: int = 0  # the sub-question's named people or places the chunk holds
     date_agrees: bool = False  # dated on or just after the day (or in the month) asked
+    # The learnt judge's probability that the chunk's document answers the question (None
+    # when the rules decided).
+    probability: float | None = None
 
     @property
     def share(self) -> float:

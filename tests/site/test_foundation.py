@@ -44,7 +44,7 @@ def test_healthz_reports_every_component_ok(client, celery_worker_process):
     response = client.get("/healthz")
     body = response.json()
     assert response.status_code == 200, body
-    assert set(body["checks"]) == {"database", "vector", "redis", "worker", "bm25"}
+    assert set(body["checks"]) == {"database", "vector", "redis", "worker", "bm25", "judge"}
     assert all(value.startswith("ok") for value in body["checks"].values())
 
 
