@@ -46,7 +46,7 @@ from agent.policies import (
 )
 from agent.question_limits import NOTE_MAX_CHARS, question_problem
 from agent.sink import DjangoEventSink
-from archive.selectors import document_by_key
+from archive.selectors import corrected_text, document_by_key
 from common.user_text import text_problem
 
 logger = logging.getLogger(__name__)
@@ -431,7 +431,7 @@ def evidence_pick(*, investigation: Investigation, user, document_key: str, star
         raise InvestigationError("The quote must lie inside the document.")
     if end - start > QUOTE_MAX_CHARS:
         raise InvestigationError(f"A quote holds at most {QUOTE_MAX_CHARS} characters.")
-    text = " ".join(document.text[start:end].split())
+    text = " ".join(corrected_text(document, start, end).split())  # the OCR as corrected
     if not text:
         raise InvestigationError("The quote is empty.")
     return EvidencePick.objects.create(investigation=investigation, user=user,
