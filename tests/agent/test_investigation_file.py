@@ -137,7 +137,7 @@ def test_round_trip_to_an_instance_with_other_row_ids(users, finished):
     assert all(v[8] is not None for v in after["verdicts"] if v[2] != "human")
 
 
-def test_another_historian_imports_it_and_the_authors_are_not_invented(users, finished):
+def test_another_historian_imports_it_and_the_authors_are_not_invented(client, users, finished):
     investigation = _worked_on(finished, users["alice"])
     data = investigation_file(investigation)
     result = services.investigation_import(owner=users["bob"], data=data)
@@ -149,6 +149,9 @@ def test_another_historian_imports_it_and_the_authors_are_not_invented(users, fi
     assert human.note == "Hors sujet <b>ici</b>."
     assert [r.decision.user for r in reviewed_sources(imported) if r.decision.by == "historian"] \
         == ["a former user"]
+    client.force_login(users["bob"])
+    review = client.get(f"/investigations/{imported.pk}/review/").content.decode()
+    assert "À relire avec la séance du 25 février. <span class=\"muted\">— a former user," in review
 
 
 def test_a_missing_document_is_reported_and_its_passages_name_no_chunk(users, finished):
