@@ -304,6 +304,12 @@ def read_investigation_file(data: bytes) -> ImportedRows:
     payload = read_envelope(data)
     fields = _cleaned(Investigation, payload.get("investigation"), INVESTIGATION_FIELDS,
                       "investigation")
+    for name in ("gold_keys", "ranked_keys"):
+        if not (isinstance(fields[name], list) and all(isinstance(k, str) for k in fields[name])):
+            raise InvestigationFileError(f"investigation: {name}: not a list of document keys.")
+    for name in ("engine_settings", "models_used"):
+        if not isinstance(fields[name], dict):
+            raise InvestigationFileError(f"investigation: {name}: not an object.")
     if problem := question_problem(question=fields["question"], qid=fields["qid"],
                                    question_type=fields["question_type"],
                                    gold_keys=fields["gold_keys"]):
@@ -342,7 +348,7 @@ def read_investigation_file(data: bytes) -> ImportedRows:
             raise InvestigationFileError(f"{where}: its payload is not an object.")
         try:
             step.event  # noqa: B018  (reading it back checks the kind and its fields)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InvestigationFileError(f"{where}: not an event of kind {step.kind!r} "
                                          f"({exc}).") from exc
         del step.event

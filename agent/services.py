@@ -6,11 +6,13 @@ import dataclasses
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from datetime import date, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import transaction
+from django.db import DataError, IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -48,6 +50,9 @@ from agent.question_limits import NOTE_MAX_CHARS, question_problem
 from agent.sink import DjangoEventSink
 from archive.selectors import corrected_text, document_by_key
 from common.user_text import text_problem
+
+if TYPE_CHECKING:
+    from agent.investigation_file import ImportedRows
 
 logger = logging.getLogger(__name__)
 
@@ -552,8 +557,7 @@ def investigation_import(*, owner, data: bytes) -> ImportResult:
     importer's own user name are theirs; rows by anyone else keep no author here. All or
     nothing: a faulty file raises `InvestigationFileError` and writes nothing.
     """
-    from agent.chat import stored_prompt_text
-    from agent.investigation_file import NO_CHUNK, read_investigation_file, remapped_payload
+    from agent.investigation_file import InvestigationFileError, read_investigation_file
     from archive.models import Chunk
     from archive.selectors import documents_by_keys
 
@@ -587,6 +591,25 @@ def investigation_import(*, owner, data: bytes) -> ImportResult:
         others.add(name)
         return None
 
+    try:
+        with transaction.atomic():
+            investigation = _imported(rows, owner=owner, chunk_map=chunk_map, author=author)
+    except (IntegrityError, DataError) as exc:
+        # Rows the checks let through but the database refuses (two sub-questions of one
+        # index, two model calls of one ordinal): the transaction wrote nothing.
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvestigationFileError(
+            f"The file's rows contradict each other ({first_line}).") from exc
+    return ImportResult(investigation=investigation, missing_documents=missing,
+                        unmatched_chunks=unmatched, other_authors=sorted(others))
+
+
+def _imported(rows: ImportedRows, *, owner, chunk_map: dict[int, int],
+              author: Callable[[str | None], Any]) -> Investigation:
+    """Write the checked rows of an investigation file as a new investigation of `owner`'s."""
+    from agent.chat import stored_prompt_text
+    from agent.investigation_file import NO_CHUNK, remapped_payload
+
     def saved(objects: list, fields: list[str]) -> None:
         """Restore what auto_now_add overwrote on create: each row's own time."""
         times = [obj.created_at for obj in objects]
@@ -596,44 +619,42 @@ def investigation_import(*, owner, data: bytes) -> ImportResult:
         if created:
             type(objects[0]).objects.bulk_update(created, fields, batch_size=500)
 
-    with transaction.atomic():
-        investigation = rows.investigation
-        created_at = investigation.created_at
-        investigation.owner = owner
-        investigation.save()
-        Investigation.objects.filter(pk=investigation.pk).update(created_at=created_at)
-        investigation.created_at = created_at
-        for sub_question in rows.sub_questions:
-            sub_question.investigation = investigation
-        SubQuestion.objects.bulk_create(rows.sub_questions)
-        for step in rows.steps:
-            step.investigation = investigation
-            step.payload = remapped_payload(step.payload, step.kind,
-                                            lambda old: chunk_map.get(old, NO_CHUNK))
-        saved(rows.steps, ["created_at"])
-        step_ids = {step.seq: step.pk for step in rows.steps}
-        verdicts = []
-        for verdict, step_seq, user in rows.verdicts:
-            verdict.investigation = investigation
-            verdict.step_id = step_ids[step_seq] if step_seq is not None else None
-            verdict.chunk_id = chunk_map.get(verdict.chunk_id) if verdict.chunk_id else None
-            verdict.user = author(user)
-            verdicts.append(verdict)
-        saved(verdicts, ["created_at"])
-        calls = []
-        for call, system_prompt, user_prompt in rows.llm_calls:
-            call.investigation = investigation
-            call.system_prompt = (stored_prompt_text(system_prompt)
-                                  if system_prompt is not None else None)
-            call.user_prompt = stored_prompt_text(user_prompt) if user_prompt is not None else None
-            calls.append(call)
-        saved(calls, ["created_at"])
-        for group in (rows.notes, rows.picks, rows.orders, rows.drafts):
-            objects = []
-            for obj, user in group:
-                obj.investigation = investigation
-                obj.user = author(user)
-                objects.append(obj)
-            saved(objects, ["created_at"])
-    return ImportResult(investigation=investigation, missing_documents=missing,
-                        unmatched_chunks=unmatched, other_authors=sorted(others))
+    investigation = rows.investigation
+    created_at = investigation.created_at
+    investigation.owner = owner
+    investigation.save()
+    Investigation.objects.filter(pk=investigation.pk).update(created_at=created_at)
+    investigation.created_at = created_at
+    for sub_question in rows.sub_questions:
+        sub_question.investigation = investigation
+    SubQuestion.objects.bulk_create(rows.sub_questions)
+    for step in rows.steps:
+        step.investigation = investigation
+        step.payload = remapped_payload(step.payload, step.kind,
+                                        lambda old: chunk_map.get(old, NO_CHUNK))
+    saved(rows.steps, ["created_at"])
+    step_ids = {step.seq: step.pk for step in rows.steps}
+    verdicts = []
+    for verdict, step_seq, user in rows.verdicts:
+        verdict.investigation = investigation
+        verdict.step_id = step_ids[step_seq] if step_seq is not None else None
+        verdict.chunk_id = chunk_map.get(verdict.chunk_id) if verdict.chunk_id else None
+        verdict.user = author(user)
+        verdicts.append(verdict)
+    saved(verdicts, ["created_at"])
+    calls = []
+    for call, system_prompt, user_prompt in rows.llm_calls:
+        call.investigation = investigation
+        call.system_prompt = (stored_prompt_text(system_prompt)
+                              if system_prompt is not None else None)
+        call.user_prompt = stored_prompt_text(user_prompt) if user_prompt is not None else None
+        calls.append(call)
+    saved(calls, ["created_at"])
+    for group in (rows.notes, rows.picks, rows.orders, rows.drafts):
+        objects = []
+        for obj, user in group:
+            obj.investigation = investigation
+            obj.user = author(user)
+            objects.append(obj)
+        saved(objects, ["created_at"])
+    return investigation

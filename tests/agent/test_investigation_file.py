@@ -230,6 +230,10 @@ def _resealed(envelope: dict) -> bytes:
      "not a drafted answer"),
     (lambda p: p["verdicts"][0].update(owner=1), "unknown field 'owner'"),
     (lambda p: p.pop("steps"), "'steps' is missing"),
+    (lambda p: p["investigation"].update(gold_keys="a:b"), "gold_keys: not a list"),
+    (lambda p: p["sub_questions"].append(p["sub_questions"][0]), "contradict each other"),
+    (lambda p: next(s for s in p["steps"] if s["kind"] == "verdict")["payload"].update(
+        evidence=[1]), "not an event"),
 ])
 def test_a_resealed_file_with_bad_fields_is_refused(users, finished, edit, reason):
     envelope = _envelope(investigation_file(_worked_on(finished, users["alice"])))
