@@ -36,6 +36,24 @@ def test_offsets_map_both_ways():
     assert offsets.to_original(0) == 0
 
 
+def test_a_long_repetitive_passage_aligns_on_its_words():
+    minutes = "".join(f"Le secrétaire donne lecture du procès-verbal de la séance numéro {i}, "
+                      "qui est adopté sans observation. " for i in range(80))
+    corrected = minutes.replace("procès-verbal", "proces verbal").replace("numéro 3,", "n° 3,")
+    offsets = OffsetMap(minutes, corrected)
+    for number in (2, 40, 79):
+        start = minutes.index(f"numéro {number},")
+        end = start + len(f"numéro {number}")
+        assert corrected[offsets.to_corrected(start):offsets.to_corrected(end)] == (
+            f"numéro {number}")
+        assert offsets.to_original(offsets.to_corrected(start)) == start
+    # A replaced stretch maps proportionally: the range lands on the replacement, give or take
+    # the unchanged frequent words around it.
+    start = minutes.index("numéro 3,")
+    mapped = corrected[offsets.to_corrected(start):offsets.to_corrected(start + 9)]
+    assert "n° 3" in mapped and len(mapped) < 20
+
+
 def _document() -> Document:
     sub_corpus, _ = SubCorpus.objects.get_or_create(slug="lecho_1887", defaults={
         "name": "L'Écho", "genre": "press"})
