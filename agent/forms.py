@@ -121,3 +121,9 @@ class BatchForm(forms.Form):
     name = forms.CharField(max_length=200, required=False)
     file = forms.FileField(help_text="JSONL (question, optional qid, question_type, gold_ids) "
                                      "or CSV with a 'question' column")
+
+
+class InvestigationFileForm(forms.Form):
+    file = forms.FileField(label="Investigation file",
+                           help_text="a .trace.json file downloaded from an investigation's "
+                                     "review page (or written by manage.py export_investigation)")

@@ -6,11 +6,13 @@ import dataclasses
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from datetime import date, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import transaction
+from django.db import DataError, IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -33,6 +35,7 @@ from agent.models import (
     EvidencePick,
     Investigation,
     SourceOrder,
+    SubQuestion,
     Verdict,
 )
 from agent.policies import (
@@ -45,8 +48,11 @@ from agent.policies import (
 )
 from agent.question_limits import NOTE_MAX_CHARS, question_problem
 from agent.sink import DjangoEventSink
-from archive.selectors import document_by_key
+from archive.selectors import corrected_text, document_by_key
 from common.user_text import text_problem
+
+if TYPE_CHECKING:
+    from agent.investigation_file import ImportedRows
 
 logger = logging.getLogger(__name__)
 
@@ -430,7 +436,7 @@ def evidence_pick(*, investigation: Investigation, user, document_key: str, star
         raise InvestigationError("The quote must lie inside the document.")
     if end - start > QUOTE_MAX_CHARS:
         raise InvestigationError(f"A quote holds at most {QUOTE_MAX_CHARS} characters.")
-    text = " ".join(document.text[start:end].split())
+    text = " ".join(corrected_text(document, start, end).split())  # the OCR as corrected
     if not text:
         raise InvestigationError("The quote is empty.")
     return EvidencePick.objects.create(investigation=investigation, user=user,
@@ -528,3 +534,127 @@ def _model_answer(material: AnswerMaterial, models: dict[str, str]) -> DraftedAn
         raise InvestigationError(str(exc)) from exc
     except (AnswerReplyError, ChatModelError) as exc:
         raise InvestigationError(f"{exc} No draft was saved.") from exc
+
+
+@dataclasses.dataclass(frozen=True)
+class ImportResult:
+    """An imported investigation and what of it this instance could not match."""
+
+    investigation: Investigation
+    # Document keys the file names that this archive lacks, or holds with another text.
+    missing_documents: dict[str, str]
+    unmatched_chunks: int
+    # Who decided or wrote something in the file, with no account here of the importer's name.
+    other_authors: list[str]
+
+
+def investigation_import(*, owner, data: bytes) -> ImportResult:
+    """Import an investigation file (`agent/investigation_file.py`) as a new run of `owner`'s.
+
+    Documents are matched by key and content hash and chunks by ordinal and range inside them, so
+    every offset the file holds means the same text here; a document this archive lacks (or holds
+    with another text) is reported and its chunks named by no id, never invented. Rows by the
+    importer's own user name are theirs; rows by anyone else keep no author here. All or
+    nothing: a faulty file raises `InvestigationFileError` and writes nothing.
+    """
+    from agent.investigation_file import InvestigationFileError, read_investigation_file
+    from archive.models import Chunk
+    from archive.selectors import documents_by_keys
+
+    rows = read_investigation_file(data)
+    found = documents_by_keys(rows.documents)
+    missing = {}
+    for key, content_hash in sorted(rows.documents.items()):
+        if key not in found:
+            missing[key] = "not in this archive"
+        elif found[key].content_hash != content_hash:
+            missing[key] = "its text differs in this archive"
+    matched = {key: doc.pk for key, doc in found.items() if key not in missing}
+    here = {(c["document_id"], c["ordinal"], c["char_start"], c["char_end"]): c["pk"]
+            for c in Chunk.objects.filter(document_id__in=matched.values())
+            .values("pk", "document_id", "ordinal", "char_start", "char_end")}
+    chunk_map = {}
+    for old, (key, ordinal, start, end) in rows.chunks.items():
+        document_id = matched.get(key)
+        new = None if document_id is None else here.get((document_id, ordinal, start, end))
+        if new is not None:
+            chunk_map[old] = new
+    unmatched = len(rows.chunks) - len(chunk_map)
+    username = owner.get_username()
+    others: set[str] = set()
+
+    def author(name: str | None):
+        if name is None:
+            return None
+        if name == username:
+            return owner
+        others.add(name)
+        return None
+
+    try:
+        with transaction.atomic():
+            investigation = _imported(rows, owner=owner, chunk_map=chunk_map, author=author)
+    except (IntegrityError, DataError) as exc:
+        # Rows the checks let through but the database refuses (two sub-questions of one
+        # index, two model calls of one ordinal): the transaction wrote nothing.
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvestigationFileError(
+            f"The file's rows contradict each other ({first_line}).") from exc
+    return ImportResult(investigation=investigation, missing_documents=missing,
+                        unmatched_chunks=unmatched, other_authors=sorted(others))
+
+
+def _imported(rows: ImportedRows, *, owner, chunk_map: dict[int, int],
+              author: Callable[[str | None], Any]) -> Investigation:
+    """Write the checked rows of an investigation file as a new investigation of `owner`'s."""
+    from agent.chat import stored_prompt_text
+    from agent.investigation_file import NO_CHUNK, remapped_payload
+
+    def saved(objects: list, fields: list[str]) -> None:
+        """Restore what auto_now_add overwrote on create: each row's own time."""
+        times = [obj.created_at for obj in objects]
+        created = type(objects[0]).objects.bulk_create(objects) if objects else []
+        for obj, moment in zip(created, times, strict=True):
+            obj.created_at = moment
+        if created:
+            type(objects[0]).objects.bulk_update(created, fields, batch_size=500)
+
+    investigation = rows.investigation
+    created_at = investigation.created_at
+    investigation.owner = owner
+    investigation.save()
+    Investigation.objects.filter(pk=investigation.pk).update(created_at=created_at)
+    investigation.created_at = created_at
+    for sub_question in rows.sub_questions:
+        sub_question.investigation = investigation
+    SubQuestion.objects.bulk_create(rows.sub_questions)
+    for step in rows.steps:
+        step.investigation = investigation
+        step.payload = remapped_payload(step.payload, step.kind,
+                                        lambda old: chunk_map.get(old, NO_CHUNK))
+    saved(rows.steps, ["created_at"])
+    step_ids = {step.seq: step.pk for step in rows.steps}
+    verdicts = []
+    for verdict, step_seq, user in rows.verdicts:
+        verdict.investigation = investigation
+        verdict.step_id = step_ids[step_seq] if step_seq is not None else None
+        verdict.chunk_id = chunk_map.get(verdict.chunk_id) if verdict.chunk_id else None
+        verdict.user = author(user)
+        verdicts.append(verdict)
+    saved(verdicts, ["created_at"])
+    calls = []
+    for call, system_prompt, user_prompt in rows.llm_calls:
+        call.investigation = investigation
+        call.system_prompt = (stored_prompt_text(system_prompt)
+                              if system_prompt is not None else None)
+        call.user_prompt = stored_prompt_text(user_prompt) if user_prompt is not None else None
+        calls.append(call)
+    saved(calls, ["created_at"])
+    for group in (rows.notes, rows.picks, rows.orders, rows.drafts):
+        objects = []
+        for obj, user in group:
+            obj.investigation = investigation
+            obj.user = author(user)
+            objects.append(obj)
+        saved(objects, ["created_at"])
+    return investigation

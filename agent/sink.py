@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
@@ -14,6 +16,7 @@ from agent.engine.events import (
     VerdictGiven,
 )
 from agent.models import Investigation, Step, SubQuestion, Verdict
+from archive.selectors import ocr_offsets
 
 
 class DjangoEventSink:
@@ -32,6 +35,7 @@ class DjangoEventSink:
         self.last_persisted_seq = event.seq
 
     def _store(self, event: Event) -> None:
+        event = _evidence_in_ocr_offsets(event)
         with transaction.atomic():
             step = Step.from_event(self.investigation, event)
             step.save()
@@ -47,6 +51,20 @@ class DjangoEventSink:
             status=Investigation.Status.RUNNING, attempts=self.investigation.attempts,
         )
         return not with_reconnect(owned.exists)
+
+
+def _evidence_in_ocr_offsets(event: Event) -> Event:
+    """A verdict's evidence found in a corrected chunk, its offsets carried onto the OCR text.
+
+    Its text stays the corrected words it quotes (archive/corrections.py).
+    """
+    if not isinstance(event, VerdictGiven) or event.evidence is None:
+        return event
+    evidence = event.evidence
+    start, end = ocr_offsets(event.chunk_id, evidence.start, evidence.end, evidence.text)
+    if (start, end) == (evidence.start, evidence.end):
+        return event
+    return dataclasses.replace(event, evidence=dataclasses.replace(evidence, start=start, end=end))
 
 
 def project_event(investigation: Investigation, step: Step, event: Event) -> None:

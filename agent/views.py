@@ -21,7 +21,8 @@ from agent.comparisons import (
     investigations_compared,
 )
 from agent.exports import FORMATS, render_export
-from agent.forms import AskForm, BatchForm, RunAgainForm
+from agent.forms import AskForm, BatchForm, InvestigationFileForm, RunAgainForm
+from agent.investigation_file import InvestigationFileError, file_name, investigation_file
 from agent.live_story import investigation_story, touched_sections
 from agent.models import Batch, Investigation, Verdict
 from agent.review_lists import ListPage
@@ -293,6 +294,43 @@ def export(request, pk: int, fmt: str):
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+def investigation_download(request, pk: int):
+    """The whole investigation as one file, to import on another instance."""
+    investigation = _viewer_context(request, pk)["investigation"]
+    if investigation.is_active:
+        return HttpResponse(f"The run is still {investigation.status}: download it once it has "
+                            "ended.", status=409, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(investigation_file(investigation),
+                            content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{file_name(investigation)}"'
+    return response
+
+
+def investigation_import(request):
+    """Upload an investigation file; it becomes a new investigation of the historian's."""
+    form = InvestigationFileForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            result = services.investigation_import(owner=request.user,
+                                                   data=form.cleaned_data["file"].read())
+        except InvestigationFileError as exc:
+            form.add_error("file", f"Not imported, nothing was written: {exc}")
+        else:
+            imported = result.investigation
+            messages.success(request, f"Imported as investigation #{imported.pk}.")
+            if result.missing_documents:
+                listed = "; ".join(f"{key} ({reason})"
+                                   for key, reason in result.missing_documents.items())
+                messages.warning(request, f"{len(result.missing_documents)} document(s) the file "
+                                          f"names are missing here: {listed}.")
+            if result.other_authors:
+                messages.info(request, "Decisions and notes by " + ", ".join(result.other_authors)
+                              + " are kept without an author: no account here is theirs.")
+            return redirect("investigation_review", pk=imported.pk)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "agent/import.html", {"form": form}, status=status)
 
 
 def _share_link(request, investigation: Investigation) -> str:

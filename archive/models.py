@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
@@ -157,3 +158,26 @@ class IndexOutbox(models.Model):
 
     def __str__(self) -> str:
         return f"{self.consumer}: document {self.document_id}"
+
+
+class ChunkCorrection(models.Model):
+    """A historian's correction of a chunk's OCR: a new row each time, the newest in force.
+
+    The correction replaces the chunk's text as a whole (`Chunk.text`, searched and embedded from
+    then on); the document's text, and so every offset into it, stays the OCR's
+    (`archive/corrections.py` maps offsets between the two). `original_text` is the text it
+    replaced: the OCR's for a first correction, the previous correction's for the next ones.
+    """
+
+    chunk = models.ForeignKey(Chunk, on_delete=models.CASCADE, related_name="corrections")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                             related_name="+")
+    original_text = models.TextField()
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["chunk_id", "-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"correction of chunk {self.chunk_id}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -27,7 +28,7 @@ from archive.embeddings.cache import (
 from archive.embeddings.pool import EmbeddingPool
 from archive.importers import DocumentRecord, RecordError, checked_records, scan_file
 from archive.layout import layout_span
-from archive.models import Chunk, CorpusRevision, Document, SubCorpus
+from archive.models import Chunk, ChunkCorrection, CorpusRevision, Document, SubCorpus
 from archive.outbox import apply_pending_logged, record_changes
 from common.document_keys import document_key_sql
 from common.search import SubCorpusInfo
@@ -38,6 +39,8 @@ ON_ERROR = ("refuse", "skip")
 WRITE_ERRORS = (DatabaseError, psycopg.Error, UnicodeEncodeError)
 # An ingest that wrote this many chunks or more refreshes the planner statistics at its end.
 ANALYZE_AFTER_CHUNKS = 1_000
+
+logger = logging.getLogger(__name__)
 
 
 class IngestRefused(Exception):
@@ -539,3 +542,58 @@ def planner_statistics_refresh() -> None:
 def _add_indexed(report: IngestReport, counts: dict[str, int]) -> None:
     for name, count in counts.items():
         report.indexed[name] = report.indexed.get(name, 0) + count
+
+
+class CorrectionError(ValueError):
+    """An OCR correction that cannot be kept; the message says why, and nothing was saved."""
+
+
+# A correction replaces one chunk (a few hundred words): at most this many characters, and at
+# most CORRECTION_GROWTH times the text it replaces (plus a sentence's room).
+CORRECTION_MAX_CHARS = 20_000
+CORRECTION_GROWTH = 2
+
+
+def chunk_correct(*, chunk: Chunk, user, text: str) -> ChunkCorrection:
+    """Keep a historian's correction of a chunk's OCR as a new row and make it the chunk's text.
+
+    The chunk is searched (BM25, vocabulary: marked in the outbox, applied after the commit) and
+    embedded (a task after the commit) from the corrected text; the document's text and every
+    offset into it stay the OCR's, and the text replaced stays in the row.
+    """
+    from common.user_text import text_problem
+
+    text = text.strip()
+    ocr = chunk.document.text[chunk.char_start:chunk.char_end]
+    limit = min(CORRECTION_MAX_CHARS, CORRECTION_GROWTH * len(ocr) + 200)
+    if not text:
+        raise CorrectionError("The correction is empty. Nothing was saved.")
+    if problem := text_problem(text, label="the correction", max_chars=limit):
+        raise CorrectionError(f"{problem[0].upper()}{problem[1:]} for this passage of "
+                              f"{len(ocr):,}. Nothing was saved.")
+    if text == chunk.text:
+        raise CorrectionError("The correction changes nothing. Nothing was saved.")
+    with transaction.atomic():
+        locked = Chunk.objects.select_for_update().get(pk=chunk.pk)
+        correction = ChunkCorrection.objects.create(chunk=locked, user=user,
+                                                    original_text=locked.text, text=text)
+        Chunk.objects.filter(pk=locked.pk).update(
+            text=text, content_hash=content_sha256(text), embedding=None, embedding_model="")
+        record_changes([locked.document_id])
+        corpus_revision_bump()
+        document_id = locked.document_id
+        transaction.on_commit(apply_pending_logged)
+        transaction.on_commit(lambda: _send_embedding(document_id))
+    chunk.refresh_from_db()
+    return correction
+
+
+def _send_embedding(document_id: int) -> None:
+    """Queue the corrected chunk's new vector; without a broker it waits for the next backfill."""
+    from archive.tasks import embed_document
+
+    try:
+        embed_document.delay(document_id)
+    except Exception:  # noqa: BLE001 - the correction is kept whatever the queue says
+        logger.warning(
+            "could not queue the embedding of document %s", document_id, exc_info=True)

@@ -5,14 +5,17 @@ from __future__ import annotations
 import datetime as dt
 
 from django.conf import settings
+from django.contrib import messages
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.csp import CSP
+from django.views.decorators.http import require_POST
 
-from archive import selectors
+from archive import selectors, services
 from archive.highlight import Span, document_html
 from archive.iiif import iiif_url_problem, image_origin, is_manifest, span_regions
-from archive.models import Document, SubCorpus
+from archive.models import Chunk, Document, SubCorpus
 from archive.params import natural_param, span_param
 from archive.quote_moves import quote_moves
 
@@ -76,11 +79,14 @@ def document_detail(request, pk: int):
     moves = None
     if investigation is not None and span is not None and not token:
         moves = quote_moves(document.text, span)
+    corrections = selectors.corrections_in_force(c.pk for c in chunks)
     response = render(request, "archive/document.html", {
         "document": document, "chunks": chunks, "selected": selected, "span": span,
         "moves": moves, "moves_base": _moves_base(request),
         "text_html": document_html(document.text, chunks, span,
-                                   selected.pk if selected else None),
+                                   selected.pk if selected else None,
+                                   {pk: c.text for pk, c in corrections.items()}),
+        "corrections": correction_rows(document, chunks, corrections),
         "from_investigation": investigation, "token": token, "regions": regions,
         "iiif_link": iiif, "iiif_manifest": bool(iiif) and is_manifest(iiif),
     })
@@ -90,6 +96,32 @@ def document_detail(request, pk: int):
         response._csp_config = {  # type: ignore[attr-defined]
             **settings.SECURE_CSP, "img-src": [CSP.SELF, "data:", *origins]}
     return response
+
+
+def correction_rows(document: Document, chunks, corrections: dict) -> list[dict]:
+    """The corrected chunks of a document: who corrected them, when, and the OCR's text."""
+    by_id = {chunk.pk: chunk for chunk in chunks}
+    return [{"chunk": by_id[pk], "correction": correction,
+             "ocr": document.text[by_id[pk].char_start:by_id[pk].char_end]}
+            for pk, correction in sorted(corrections.items(),
+                                         key=lambda item: by_id[item[0]].ordinal)]
+
+
+@require_POST
+def chunk_correct(request, pk: int):
+    """Keep the historian's correction of a chunk's OCR; a refusal shows the reason (400)."""
+    chunk = get_object_or_404(Chunk.objects.select_related("document"), pk=pk)
+    text = request.POST.get("text", "")
+    try:
+        services.chunk_correct(chunk=chunk, user=request.user, text=text)
+    except services.CorrectionError as exc:
+        return render(request, "archive/correction_refused.html", {
+            "chunk": chunk, "error": str(exc),
+            "text": text[:services.CORRECTION_MAX_CHARS]}, status=400)
+    messages.success(request, f"Your correction of chunk {chunk.ordinal} is kept; the OCR's "
+                              "text stays available below.")
+    return redirect(f"{reverse('document_detail', args=[chunk.document_id])}"
+                    f"?chunk={chunk.pk}#chunk-{chunk.pk}")
 
 
 def _page_regions(document: Document, span: Span | None, selected) -> list:

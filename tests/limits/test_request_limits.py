@@ -126,3 +126,25 @@ def test_a_nul_in_doc_and_in_a_posted_batch_is_a_clear_400(client, alice, tiny_a
 def test_an_overlong_query_parameter_is_refused(client, alice, settings):
     response = client.get("/search/", {"q": "mot " * settings.TRACE_MAX_PARAM_CHARS})
     assert response.status_code == 400 and "at most 2,000" in response.content.decode()
+
+
+def test_a_10_mb_investigation_file_is_refused_fast(client, alice):
+    payload = json.dumps({"format": "trace-investigation", "padding": TEN_MB_QUESTION}).encode()
+    started = time.perf_counter()
+    response = client.post("/investigations/import/",
+                           {"file": SimpleUploadedFile("run.trace.json", payload)})
+    elapsed = time.perf_counter() - started
+    assert response.status_code == 413 and elapsed < 1.0
+    assert _nothing_created()
+
+
+def test_a_10_mb_ocr_correction_is_refused_fast(client, alice, tiny_archive):
+    from archive.models import Chunk, ChunkCorrection
+
+    chunk = Chunk.objects.order_by("pk").first()
+    started = time.perf_counter()
+    response = client.post(f"/archive/chunks/{chunk.pk}/correct/", {"text": TEN_MB_QUESTION})
+    elapsed = time.perf_counter() - started
+    assert response.status_code == 413 and elapsed < 1.0
+    assert not ChunkCorrection.objects.exists()
+    assert Chunk.objects.get(pk=chunk.pk).text == chunk.text
