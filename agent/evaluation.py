@@ -161,7 +161,9 @@ def _llm_policy(question: EvalQuestion):
     if not settings.TRACE_LLM_BASE_URL:
         raise RuntimeError("the `trace` system needs TRACE_LLM_BASE_URL (an OpenAI-compatible "
                            "endpoint); use `offline` to run the engine without a model")
-    return LLMPolicy(configured_chat_model())
+    from agent.judges import model_screen
+
+    return LLMPolicy(configured_chat_model(), screen=model_screen())
 
 
 def preview_trace_prompts(question: EvalQuestion, config: EvalConfig,

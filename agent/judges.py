@@ -14,7 +14,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from agent.engine.judge_model import JudgeModel, JudgeModelError, Thresholds, load_judge_model
+from agent.engine.judge_model import JudgeModel, JudgeModelError, load_judge_model
 from agent.engine.offline import OfflinePolicy
 
 logger = logging.getLogger(__name__)
@@ -51,9 +51,20 @@ def judge_in_use() -> JudgeInUse:
     return JudgeInUse(LEARNT, model, "")
 
 
-def offline_policy(*, judge: str = "", thresholds: Thresholds | None = None) -> OfflinePolicy:
-    """The offline policy with the configured judge (or `judge="rules"` for the rules)."""
+def offline_policy(*, judge: str = "", shift: float | None = None) -> OfflinePolicy:
+    """The offline policy with the configured judge (or `judge="rules"` for the rules).
+
+    `shift` adapts the learnt judge to a historian: their decisions raise its log-odds by it,
+    which is the same as lowering every threshold by it.
+    """
     in_use = judge_in_use()
     if judge == RULES or in_use.model is None:
         return OfflinePolicy()
+    thresholds = in_use.model.thresholds.shifted(-shift) if shift else None
     return OfflinePolicy(judge_model=in_use.model, thresholds=thresholds)
+
+
+def model_screen() -> OfflinePolicy | None:
+    """The learnt judge as a screen before a model's review (None with the rules judge)."""
+    in_use = judge_in_use()
+    return OfflinePolicy(judge_model=in_use.model) if in_use.model is not None else None

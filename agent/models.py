@@ -125,6 +125,9 @@ class Investigation(models.Model):
     share_token = models.CharField(max_length=64, blank=True, db_index=True)
     # The investigation this one runs again (same question, other policy, model, settings or
     # restriction); the comparison page sets the two side by side.
+    # The log-odds shift of the learnt judge this run used (the historian's adaptation), kept so
+    # a resumed run judges as it began; None when no adaptation applied.
+    judge_shift = models.FloatField(null=True, blank=True)
     rerun_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
                                  related_name="reruns")
 
@@ -276,11 +279,28 @@ class Verdict(models.Model):
     evidence_start = models.PositiveIntegerField(null=True, blank=True)
     evidence_end = models.PositiveIntegerField(null=True, blank=True)
     evidence_text = models.TextField(blank=True)
+    # The learnt judge's probability that the document answers the question (agent verdicts
+    # decided by the model; None for the rules and for historians).
+    probability = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["investigation_id", "id"]
         indexes = [models.Index(fields=["investigation", "document_key"])]
+
+
+class JudgeLearning(models.Model):
+    """Whether a historian's new runs adapt the learnt judge to their decisions, and since when.
+
+    A reset only moves `counted_from`: the decisions before it stay, they are no longer learnt
+    from.
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="judge_learning")
+    enabled = models.BooleanField(default=True)
+    counted_from = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
 
 class LLMCall(models.Model):

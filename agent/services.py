@@ -97,6 +97,7 @@ def investigation_create(
         models_used=policy.models, price_input_per_million=policy.price_input_per_million,
         price_output_per_million=policy.price_output_per_million,
         engine_settings=dataclasses.asdict(config or engine_config()), rerun_of=rerun_of,
+        judge_shift=_judge_shift(owner, policy),
     )
     if enqueue:
         investigation_enqueue(investigation=investigation)
@@ -243,18 +244,29 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
     return investigation
 
 
+def _judge_shift(owner, policy: PolicySpec) -> float | None:
+    """The adaptation of the learnt judge to its owner's decisions, fixed for the whole run."""
+    from agent.judge_learning import learning_of
+    from agent.judges import LEARNT, judge_in_use
+
+    if policy.kind != PolicyChoice.OFFLINE or judge_in_use().kind != LEARNT:
+        return None
+    return learning_of(owner).shift
+
+
 def build_policy(investigation: Investigation) -> Policy:
     """Return the policy that runs this investigation (replaying model replies already paid)."""
     require_usable_policy(investigation.policy)
     if investigation.policy == PolicyChoice.LLM:
         from agent.chat import configured_chat_model, resumable_chat_model
         from agent.engine.llm_policy import LLMPolicy
+        from agent.judges import model_screen
 
         return LLMPolicy(resumable_chat_model(configured_chat_model(investigation.models_used),
-                                              investigation))
+                                              investigation), screen=model_screen())
     from agent.judges import offline_policy
 
-    return offline_policy()
+    return offline_policy(shift=investigation.judge_shift)
 
 
 def _owned(investigation: Investigation):

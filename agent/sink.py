@@ -95,6 +95,7 @@ def project_event(investigation: Investigation, step: Step, event: Event) -> Non
             evidence_start=event.evidence.start if event.evidence else None,
             evidence_end=event.evidence.end if event.evidence else None,
             evidence_text=event.evidence.text if event.evidence else "",
+            probability=event.signals.probability if event.signals else None,
         )
     elif isinstance(event, ModelCalled):
         # Live counters for the page; the run's final totals overwrite them when it ends.

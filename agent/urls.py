@@ -15,6 +15,7 @@ urlpatterns = [
     path("<int:pk>/review/", views.investigation_review, name="investigation_review"),
     path("<int:pk>/override/", views.source_override, name="source_override"),
     path("<int:pk>/note/", views.source_note, name="source_note"),
+    path("<int:pk>/judge-learning/", views.judge_learning, name="judge_learning"),
     path("<int:pk>/quote/", views.source_quote, name="source_quote"),
     path("<int:pk>/order/", views.source_reorder, name="source_reorder"),
     path("<int:pk>/answer/", views.answer_draft, name="answer_draft"),

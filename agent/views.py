@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
+from agent import judge_learning as judge_learning_service
 from agent import review_lists, selectors, services
 from agent.batches import BatchFileError, parse_batch_file
 from agent.cited_answer import shown_answer
@@ -23,6 +24,7 @@ from agent.comparisons import (
 from agent.exports import FORMATS, render_export
 from agent.forms import AskForm, BatchForm, InvestigationFileForm, RunAgainForm
 from agent.investigation_file import InvestigationFileError, file_name, investigation_file
+from agent.judges import LEARNT, judge_in_use
 from agent.live_story import investigation_story, touched_sections
 from agent.models import Batch, Investigation, Verdict
 from agent.review_lists import ListPage
@@ -189,6 +191,8 @@ def investigation_review(request, pk: int):
         answer=shown_answer(context["investigation"], sources,
                             draft_id=natural_param(request, "draft")),
     )
+    if context["can_edit"] and judge_in_use().kind == LEARNT:
+        context["judge_learning"] = judge_learning_service.learning_of(request.user)
     return render(request, "agent/review.html", context)
 
 
@@ -215,6 +219,20 @@ def source_override(request, pk: int):
     except services.InvestigationError as exc:
         return HttpResponseBadRequest(str(exc))
     return redirect(_review_again(request, pk))
+
+
+@require_POST
+def judge_learning(request, pk: int):
+    """Turn the judge's learning from the historian on or off, or reset it (from a review)."""
+    selectors.investigation_for_owner(request.user, pk)
+    action = request.POST.get("action", "")
+    if action in ("on", "off"):
+        judge_learning_service.learning_switch(user=request.user, enabled=action == "on")
+    elif action == "reset":
+        judge_learning_service.learning_reset(user=request.user)
+    else:
+        return HttpResponseBadRequest("Unknown action: use on, off or reset.")
+    return redirect(reverse("investigation_review", args=[pk]) + "#judge-learning")
 
 
 def _review_again(request, pk: int) -> str:

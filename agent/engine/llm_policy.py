@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel
 
+from agent.engine.offline import OfflinePolicy
 from agent.engine.parsing import parse_output
 from agent.engine.policy import (
     BriefContext,
@@ -30,20 +32,24 @@ from agent.engine.prompting import Prompt, render_prompt
 from agent.engine.schemas import (
     AgentStep,
     Briefing,
+    ChunkDecision,
     HeldReevalOutput,
     PlannerOutput,
     RankOutput,
     ReplanOutput,
+    ReviewArgs,
 )
 
 
 class LLMPolicy:
     """Make every decision with one stateless JSON-mode model call."""
 
-    def __init__(self, chat: ChatModel, *, chunk_chars: int = 1800, held_chars: int = 400) -> None:
+    def __init__(self, chat: ChatModel, *, chunk_chars: int = 1800, held_chars: int = 400,
+                 screen: OfflinePolicy | None = None) -> None:
         self.chat = chat
         self.chunk_chars = chunk_chars
         self.held_chars = held_chars
+        self.screen = screen
         self.name = "LLM policy"
 
     def prompt(self, role: str, prompt_name: str, variables: dict[str, Any]) -> Prompt:
@@ -70,7 +76,18 @@ class LLMPolicy:
         return self._ask("planner", "planner", planner_variables(ctx), PlannerOutput, calls)
 
     def step(self, ctx: StepContext, calls: list[ModelCallSummary]) -> AgentStep:
-        """Choose the next action; figures a model writes into its verdicts are dropped."""
+        """Choose the next action; figures a model writes into its verdicts are dropped.
+
+        With a screen (the learnt judge), pending chunks it rejects with very high confidence
+        never reach the model: their verdicts are the screen's, added to the model's review.
+        """
+        screened: list[ChunkDecision] = []
+        if self.screen is not None and ctx.pending:
+            kept, screened = self.screen.screened(ctx)
+            if not kept:
+                return AgentStep(thought="every pending chunk was screened out", action="review",
+                                 args=ReviewArgs(verdicts=screened), memory_update=ctx.memory)
+            ctx = replace(ctx, pending=kept)
         step = self._ask("agent", "agent", agent_variables(ctx), AgentStep, calls)
         # A reply's arguments are the JSON it wrote (a dict), checked later by the loop.
         args = step.args if isinstance(step.args, dict) else {}
@@ -78,6 +95,8 @@ class LLMPolicy:
         for verdict in verdicts if isinstance(verdicts, list) else []:
             if isinstance(verdict, dict):
                 verdict.pop("signals", None)  # signals are measured, never claimed
+        if screened and isinstance(verdicts, list):
+            verdicts += [decision.model_dump(mode="json") for decision in screened]
         return step
 
     def reevaluate_held(self, ctx: HeldContext, calls: list[ModelCallSummary]) -> HeldReevalOutput:

@@ -247,6 +247,26 @@ class OfflinePolicy:
                        rationale=self.rationale(ctx.question, verdict, signals, named, on_day),
                        quote=hit.text[start:end], signals=signals)
 
+    def screened(self, ctx: StepContext) -> tuple[list[Hit], list[ChunkDecision]]:
+        """Split the pending chunks: those a model should read, and those the learnt judge
+        rejects with such confidence that they are screened out (a verdict saying so)."""
+        if self.judge_model is None or self.thresholds is None:
+            return list(ctx.pending), []
+        terms = [t for t in self._terms(ctx.question, ctx) if t not in KIND_WORDS]
+        language = language_of(ctx.question)
+        kept, screened = [], []
+        for rank, hit in enumerate(ctx.pending, start=1):
+            signals = self.signals(ctx, terms, hit, rank)
+            probability = self.judge_model.probabilities(
+                [judge_features(ctx, hit, signals)])[0]
+            if probability < self.thresholds.screen:
+                screened.append(ChunkDecision(
+                    chunk_id=hit.chunk_id, verdict="reject", rationale=phrase(language, "screened"),
+                    signals=replace(signals, probability=probability)))
+            else:
+                kept.append(hit)
+        return kept, screened
+
     def signals(self, ctx: StepContext, terms: list[str], hit: Hit, rank: int) -> VerdictSignals:
         """Measure what a verdict rests on: matched words as printed, their spread, names, date."""
         matcher = matcher_for(hit.text)

@@ -57,6 +57,8 @@ _PHRASES = {
         "widened": "Daté juste hors de la période cherchée ({window}) ; gardé en réserve",
         "missing_verdict": "Aucun verdict donné à l'examen ; gardé en réserve",
         "unreviewed": "Pas examiné avant la fin de la recherche ; gardé en réserve",
+        "screened": "Écarté avant lecture par le modèle : le juge appris le tient pour étranger "
+                    "à la question",
         "and": " et ",
         "to": " au ",
         "quoted": "« {} »",
@@ -76,6 +78,8 @@ _PHRASES = {
         "widened": "Dated just outside the period searched ({window}); kept in reserve",
         "missing_verdict": "No verdict given at review; kept in reserve",
         "unreviewed": "Not reviewed before the search ended; kept in reserve",
+        "screened": "Screened out before the model read it: the learnt judge finds it foreign "
+                    "to the question",
         "and": " and ",
         "to": " to ",
         "quoted": "“{}”",
