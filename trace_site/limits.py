@@ -1,10 +1,14 @@
-"""The one gate for request input: body size, parameter size, NUL characters, text fields.
+"""The one gate for request input: body size and encoding, parameters, NUL characters, path ids.
 
 ``RequestLimitsMiddleware`` refuses, before any view runs (and before the session is read), a body
-larger than TRACE_MAX_REQUEST_BYTES (413, without reading it), and a NUL character anywhere in the
-path, a query or form parameter, a file name or a cookie, or a query parameter longer than
-TRACE_MAX_PARAM_CHARS (400). Numbers in query parameters are parsed by ``archive.params``
-(ASCII digits only). The checks of the text fields a user
+larger than TRACE_MAX_REQUEST_BYTES (413, without reading it); a malformed Content-Length; a form
+body declared in any charset but UTF-8, or one Django cannot read; bytes that are not UTF-8 in the
+query string or a form field; a NUL character anywhere in the path, a query or form parameter, a
+file name or a cookie; a query parameter longer than TRACE_MAX_PARAM_CHARS; and a numeric path id
+of more than ``archive.params.MAX_DIGITS`` digits (each a 400 with its reason, answered here so that
+nothing after the gate reads the body again). Numbers in query parameters are parsed by
+``archive.params`` (ASCII digits only); every text a model stores is bounded by its model field
+(``archive/field_limits.py``). The checks of the text fields a user
 stores (a question's fields, notes, override reasons) live with the investigations
 (`agent/question_limits.py`, over `common/user_text.py`), shared by forms, batch files and the
 service layer.
@@ -14,11 +18,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.core.exceptions import BadRequest, RequestDataTooBig, TooManyFieldsSent
+from django.core.handlers.wsgi import get_bytes_from_wsgi
 from django.http import HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
+
+from archive.params import MAX_DIGITS
+
+# The form encodings Django parses; their body must be UTF-8 (Django refuses any other charset for
+# the first, and would decode the second's fields in the charset declared).
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+UTF8_NAMES = frozenset({"utf-8", "utf8"})
 
 # A refused body is read and discarded up to this size (bounded in time too), so that the
 # client, still sending, receives the 413 and its message instead of a broken connection.
@@ -46,6 +59,41 @@ def _shown(name: str) -> str:
     return name[:40].replace("\x00", "\\x00")
 
 
+def _not_utf8(raw: bytes) -> bool:
+    """Tell whether percent-encoded bytes (a query string, a form body) decode as UTF-8."""
+    try:
+        unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _header_problem(request: HttpRequest) -> str:
+    length = request.META.get("CONTENT_LENGTH") or ""
+    if length and not (length.isascii() and length.isdigit()):
+        return "The Content-Length header is not a number of bytes."
+    content_type = request.META.get("CONTENT_TYPE", "")
+    media, _, params = content_type.partition(";")
+    if media.strip().lower() in FORM_TYPES:
+        for param in params.split(";"):
+            name, _, value = param.partition("=")
+            charset = value.strip().strip('"').lower()
+            if name.strip().lower() == "charset" and charset not in UTF8_NAMES:
+                return (f"The form is sent in the charset {_shown(charset)!r}; this site reads "
+                        "forms in UTF-8 only.")
+    if _not_utf8(get_bytes_from_wsgi(request.META, "QUERY_STRING", "")):
+        return "The query string holds bytes that are not UTF-8."
+    return ""
+
+
+def _body_problem(request: HttpRequest) -> str:
+    """Check an urlencoded body's raw bytes (multipart fields are checked once decoded)."""
+    media = request.META.get("CONTENT_TYPE", "").partition(";")[0].strip().lower()
+    if request.method == "POST" and media == FORM_TYPES[0] and _not_utf8(request.body):
+        return "The form holds bytes that are not UTF-8."
+    return ""
+
+
 def _path_or_cookie_problem(request: HttpRequest) -> str:
     if "\x00" in request.path:
         return "The address contains a NUL character (\\x00)."
@@ -58,6 +106,7 @@ def _path_or_cookie_problem(request: HttpRequest) -> str:
 
 def _parameter_problem(request: HttpRequest) -> str:
     limit = settings.TRACE_MAX_PARAM_CHARS
+    multipart = request.content_type == FORM_TYPES[1]
     for where, params in (("query", request.GET), ("form", request.POST)):
         for name, values in params.lists():
             shown = _shown(name)
@@ -66,6 +115,8 @@ def _parameter_problem(request: HttpRequest) -> str:
             for value in values:
                 if "\x00" in value:
                     return f"The {where} parameter {shown!r} contains a NUL character (\\x00)."
+                if where == "form" and multipart and "\ufffd" in value:  # bytes not UTF-8
+                    return f"The form field {shown!r} holds bytes that are not UTF-8."
                 if where == "query" and len(value) > limit:
                     return (f"The query parameter {shown!r} has {len(value):,} characters; "
                             f"at most {limit:,}.")
@@ -100,13 +151,27 @@ class RequestLimitsMiddleware:
             return _refusal(413, f"The request is too large: {_megabytes(size)} sent, at most "
                                  f"{_megabytes(limit)} accepted. Nothing was saved.")
         try:
-            problem = _path_or_cookie_problem(request) or _parameter_problem(request)
+            problem = (_header_problem(request) or _path_or_cookie_problem(request)
+                       or _body_problem(request) or _parameter_problem(request))
         except RequestDataTooBig:
             return _refusal(413, "The form data is too large: at most "
                                  f"{_megabytes(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)} accepted "
                                  "outside files. Nothing was saved.")
-        except (TooManyFieldsSent, MultiPartParserError) as exc:
-            return _refusal(400, f"The request cannot be read ({exc}). Nothing was saved.")
+        except (TooManyFieldsSent, MultiPartParserError, BadRequest, UnicodeError,
+                LookupError, ValueError) as exc:
+            # Answered here, whole: Django's own 400 page would read the body again (its CSRF
+            # check) and fail the same way, which the server would turn into a 500.
+            return _refusal(400, f"The request cannot be read: {str(exc)[:200]} "
+                                 "Nothing was saved.")
         if problem:
             return _refusal(400, f"{problem} Remove it and try again; nothing was saved.")
         return self.get_response(request)
+
+    def process_view(self, request: HttpRequest, view_func: object, view_args: tuple,
+                     view_kwargs: dict) -> HttpResponse | None:
+        """Refuse a numeric path id no row can have (more digits than any stored id)."""
+        for name, value in view_kwargs.items():
+            if isinstance(value, int) and len(str(abs(value))) > MAX_DIGITS:
+                return _refusal(400, f"The {name} in the address has more than {MAX_DIGITS} "
+                                     "digits; no record has such a number.")
+        return None
