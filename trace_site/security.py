@@ -7,6 +7,7 @@ django.middleware.csp.ContentSecurityPolicyMiddleware).
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm, UsernameField
 from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.core.cache import BaseCache, caches
 from django.dispatch import receiver
@@ -47,9 +48,33 @@ class NoStoreMiddleware:
         return response
 
 
+def throttled_username(username: object) -> str:
+    """The username as the log-in form hands it to authentication, case folded.
+
+    The form's ``UsernameField`` strips it and applies NFKC, so "ｂｏｂ" (full width) logs in as
+    "bob": the throttle counts that same name, never the raw one (case folded on top: "Bob" and
+    "bob" share one count, which only makes the throttle stricter).
+    """
+    return (UsernameField().to_python(str(username or "")) or "").casefold()[:300]
+
+
+def throttled_address(address: object) -> str:
+    """The client's address in one spelling (an IPv4 address mapped into IPv6 as itself)."""
+    try:
+        parsed = ipaddress.ip_address(str(address or "").strip())
+    except ValueError:
+        return str(address or "unknown")
+    mapped = getattr(parsed, "ipv4_mapped", None)
+    return str(mapped or parsed)
+
+
 @dataclass(frozen=True)
 class LoginThrottle:
-    """Count failed log-ins per username and address, and per address, in a fixed window."""
+    """Count failed log-ins per username and address, and per address, in a fixed window.
+
+    Both are the identity authentication sees: the normalised username (``throttled_username``)
+    and the address in one spelling (``throttled_address``).
+    """
 
     username: str
     address: str
@@ -57,8 +82,8 @@ class LoginThrottle:
     @classmethod
     def for_request(cls, request: HttpRequest, username: object) -> LoginThrottle:
         """Build the throttle of one log-in attempt."""
-        return cls(str(username or "").strip().casefold()[:300],
-                   str(request.META.get("REMOTE_ADDR") or "unknown"))
+        return cls(throttled_username(username),
+                   throttled_address(request.META.get("REMOTE_ADDR")))
 
     def keys(self) -> tuple[str, str]:
         """Return the cache keys (hashed: usernames may hold any character)."""
