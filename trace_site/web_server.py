@@ -5,8 +5,8 @@ waitress reads every request whole (headers and body, spilled to a temporary fil
 so that a thread never waits on a slow reader. A body larger than the application's
 TRACE_MAX_REQUEST_BYTES is refused (413) from its Content-Length before it is read, so the
 temporary files of bodies in flight are bounded by the connection limit times that. A client
-that trickles its request therefore
-holds one open socket, not a thread: the Django threads stay free for everyone else.
+that trickles its request therefore holds one open socket, not a thread: the Django threads stay
+free for everyone else.
 
 `serve` binds the socket once and starts several of these processes on it (each accepts from
 the same queue), so a web process that crashes and is restarted loses no connection.
