@@ -21,6 +21,7 @@ from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
+from django.contrib.admin.options import TO_FIELD_VAR as ADMIN_TO_FIELD
 from django.core.exceptions import BadRequest, RequestDataTooBig, TooManyFieldsSent
 from django.core.handlers.wsgi import get_bytes_from_wsgi
 from django.http import HttpRequest, HttpResponse
@@ -169,7 +170,13 @@ class RequestLimitsMiddleware:
 
     def process_view(self, request: HttpRequest, view_func: object, view_args: tuple,
                      view_kwargs: dict) -> HttpResponse | None:
-        """Refuse a numeric path id no row can have (more digits than any stored id)."""
+        """Refuse a numeric path id no row can have (more digits than any stored id), and an
+        empty ``_to_field`` on an admin page (Django's admin looks up a field named "")."""
+        match = request.resolver_match
+        if match is not None and "admin" in match.namespaces:
+            for params in (request.GET, request.POST):
+                if ADMIN_TO_FIELD in params and not params[ADMIN_TO_FIELD].strip():
+                    return _refusal(400, f"The parameter {ADMIN_TO_FIELD!r} is empty.")
         for name, value in view_kwargs.items():
             if isinstance(value, int) and len(str(abs(value))) > MAX_DIGITS:
                 return _refusal(400, f"The {name} in the address has more than {MAX_DIGITS} "

@@ -1,4 +1,4 @@
-"""Web hardening: no caching of private pages, and a limit on failed log-ins.
+"""Web hardening: no caching of private pages, Secure cookies over TLS, a limit on failed log-ins.
 
 The Content-Security-Policy itself is Django's (SECURE_CSP in the settings, sent by
 django.middleware.csp.ContentSecurityPolicyMiddleware).
@@ -45,6 +45,25 @@ class NoStoreMiddleware:
             add_never_cache_headers(response)
         elif getattr(request, "user", None) is not None and request.user.is_authenticated:
             patch_cache_control(response, no_store=True, private=True)
+        return response
+
+
+class SecureCookiesOverTlsMiddleware:
+    """Mark every cookie ``Secure`` on a request that came over TLS.
+
+    TRACE_SECURE_COOKIES sets it always; without it, a request the documented proxy forwards
+    from https (``X-Forwarded-Proto``, read when TRACE_BEHIND_PROXY) still gets its session and
+    CSRF cookies marked, so they never travel back over plain http.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if request.is_secure():
+            for morsel in response.cookies.values():
+                morsel["secure"] = True
         return response
 
 

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "trace_site.proxy.ProxyClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "trace_site.security.SecureCookiesOverTlsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "trace_site.limits.RequestLimitsMiddleware",
