@@ -126,3 +126,15 @@ def test_a_nul_in_doc_and_in_a_posted_batch_is_a_clear_400(client, alice, tiny_a
 def test_an_overlong_query_parameter_is_refused(client, alice, settings):
     response = client.get("/search/", {"q": "mot " * settings.TRACE_MAX_PARAM_CHARS})
     assert response.status_code == 400 and "at most 2,000" in response.content.decode()
+
+
+@pytest.mark.parametrize("payload", [b'question\n"Qui a dit\nrien ?\nAutre question\n',
+                                     b'question\n"Qui a dit" rien\n'])
+def test_a_batch_csv_with_an_unterminated_or_stray_quote_is_refused(payload):
+    with pytest.raises(BatchFileError, match=r"unreadable CSV"):
+        parse_batch_file("q.csv", payload)
+
+
+def test_a_batch_csv_with_quoted_lines_still_reads():
+    rows = parse_batch_file("q.csv", b'question\n"Qui a dit, en 1887,\n""rien"" ?"\n')
+    assert [row.question for row in rows] == ['Qui a dit, en 1887,\n"rien" ?']
