@@ -92,6 +92,7 @@ def test_a_metadata_csv_with_an_unterminated_quote_is_refused_with_its_line(tmp_
     folder = tmp_path / "notes"
     write(folder, "a.txt", "Séance du 3 mars 1887. La Chambre vote le budget.")
     csv_file = write(tmp_path, "meta.csv", 'filename,title\na.txt,"Séance du 3 mars\n')
-    with pytest.raises(IngestRefused, match=r"meta\.csv: unreadable CSV \(unexpected end of data\)"):
+    with pytest.raises(IngestRefused,
+                       match=r"meta\.csv: unreadable CSV \(unexpected end of data\)"):
         ingest_file(path=folder, fmt="txt", metadata_csv=csv_file)
     assert not Document.objects.exists()
