@@ -30,7 +30,7 @@ def too_long(model: type[models.Model], /, **values: Any) -> str:
     for name, value in values.items():
         limit = _limit(model, name)
         if limit is not None and isinstance(value, str) and len(value) > limit:
-            label = str(model._meta.get_field(name).verbose_name)
+            label = str(getattr(model._meta.get_field(name), "verbose_name", name))
             return (f"The {label} has {len(value):,} characters; at most {limit:,}. "
                     "Nothing was saved.")
     return ""

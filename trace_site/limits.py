@@ -16,13 +16,19 @@ service layer.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
 from django.contrib.admin.options import TO_FIELD_VAR as ADMIN_TO_FIELD
-from django.core.exceptions import BadRequest, RequestDataTooBig, TooManyFieldsSent
+from django.core.exceptions import (
+    BadRequest,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+)
 from django.core.handlers.wsgi import get_bytes_from_wsgi
 from django.http import HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
@@ -162,8 +168,8 @@ class RequestLimitsMiddleware:
                 LookupError, ValueError) as exc:
             # Answered here, whole: Django's own 400 page would read the body again (its CSRF
             # check) and fail the same way, which the server would turn into a 500.
-            return _refusal(400, f"The request cannot be read: {str(exc)[:200]} "
-                                 "Nothing was saved.")
+            reason = str(exc)[:200].rstrip(".")
+            return _refusal(400, f"The request cannot be read: {reason}. Nothing was saved.")
         if problem:
             return _refusal(400, f"{problem} Remove it and try again; nothing was saved.")
         return self.get_response(request)
@@ -181,4 +187,18 @@ class RequestLimitsMiddleware:
             if isinstance(value, int) and len(str(abs(value))) > MAX_DIGITS:
                 return _refusal(400, f"The {name} in the address has more than {MAX_DIGITS} "
                                      "digits; no record has such a number.")
+        return None
+
+    def process_exception(self, request: HttpRequest, exception: Exception
+                          ) -> HttpResponse | None:
+        """Answer a view's refusal of its input (``BadRequest``: a malformed number, a field too
+        long) or a suspicious request (the admin's ``DisallowedModelAdminToField``) with a 400
+        and its reason, logged on one line: a refusal is not a crash, so no traceback."""
+        if isinstance(exception, BadRequest):
+            return _refusal(400, str(exception) or "The request was malformed.")
+        if isinstance(exception, SuspiciousOperation):
+            logging.getLogger(f"django.security.{type(exception).__name__}").warning(
+                "%s: %s", request.path, exception)
+            return _refusal(400, "The request was refused as suspicious "
+                                 f"({type(exception).__name__}).")
         return None
