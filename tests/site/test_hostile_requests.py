@@ -204,3 +204,34 @@ def test_every_admin_page_answers_any_to_field_without_a_500(client, users, fini
                 if value == "":
                     assert response.status_code == 400, path
     assert pages >= 5
+
+
+def test_a_host_header_not_allowed_is_a_400_without_a_traceback(client, caplog):
+    caplog.set_level(logging.WARNING)
+    response = client.get("/accounts/login/", HTTP_HOST="evil.example\x01")
+    assert response.status_code == 400
+    assert caplog.records and not any(record.exc_info for record in caplog.records)
+
+
+def _record(status: int) -> logging.LogRecord:
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        import sys
+
+        info = sys.exc_info()
+    record = logging.LogRecord("django.request", logging.WARNING, __file__, 1, "refused", None,
+                               info)
+    record.status_code = status
+    return record
+
+
+def test_a_refusal_is_logged_on_one_line_and_a_crash_keeps_its_traceback():
+    """The console handler's filter: Django hands a 4xx it answered itself over with the
+    exception's traceback (a BadRequest raised outside a view); the log keeps one line."""
+    from trace_site.log_filters import RefusalsOnOneLine
+
+    refused, crashed = _record(400), _record(500)
+    assert RefusalsOnOneLine().filter(refused) and RefusalsOnOneLine().filter(crashed)
+    assert refused.exc_info is None
+    assert crashed.exc_info is not None
