@@ -248,6 +248,20 @@ def _mets(other_href: str) -> str:
 """
 
 
+def alto_memory_case() -> Case:
+    """A valid ALTO page near TRACE_ALTO_MAX_FILE_BYTES, read in a child process."""
+    from archive.alto_memory import measure
+
+    with tempfile.TemporaryDirectory() as work:
+        measured = measure(Path(work) / "large.xml", 19_500_000)
+    growth = measured["peak_mb_after"] - measured["peak_mb_before"]
+    return Case("imports", f"a valid ALTO page of {measured['bytes'] / 1e6:.1f} MB "
+                           f"({measured['characters']:,} characters of text)",
+                "read within 150 MB",
+                f"read within 150 MB ({growth:.0f} MB over the process's baseline at peak)"
+                if growth < 150 else f"read with {growth:.0f} MB over the baseline at peak")
+
+
 # ----------------------------------------------------------------------------- IIIF
 
 IIIF_HOSTS = ["http://127.0.0.1.nip.io/iiif", "http://localtest.me/iiif",

@@ -31,7 +31,8 @@ class Command(BaseCommand):
         finally:
             connection.creation.destroy_test_db(original, verbosity=0)
             teardown_test_environment()
-        cases += hardening.import_cases() + hardening.iiif_cases()
+        cases += [*hardening.import_cases(), hardening.alto_memory_case(),
+                  *hardening.iiif_cases()]
         cases += hardening.server_cases(hardening.spawn_web_process)
         page = hardening.report(cases, command=command.strip())
         Path(options["markdown"]).write_text(page, encoding="utf-8")

@@ -1,13 +1,14 @@
 """Measure the peak memory of reading one large, valid ALTO page: ``python -m
-tests.archive.alto_memory_probe PATH BYTES`` writes the page (about BYTES long) at PATH, then
-reads it in a fresh state and prints JSON: its size, the peak resident memory before and after
-the read (MB), and the characters of text read."""
+archive.alto_memory PATH BYTES`` writes the page (about BYTES long) at PATH unless it exists, then
+reads it in this fresh process and prints JSON: its size, the peak resident memory before and
+after the read (MB), and the characters of text read. ``measure`` runs it in a child process
+(the test of bounded memory and ``manage.py hardening_report`` use it)."""
 
 from __future__ import annotations
 
 import json
 import os
-import resource
+import subprocess
 import sys
 from pathlib import Path
 
@@ -40,6 +41,23 @@ def write_page(path: Path, size: int) -> None:
         out.write(tail)
 
 
+def peak_mb() -> float:
+    """This process's peak resident memory (Linux ``VmHWM``, MB). Unlike ``ru_maxrss``, which a
+    child inherits from the process that started it, it starts again with each program."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise OSError("no VmHWM in /proc/self/status")
+
+
+def measure(path: Path, size: int) -> dict:
+    """Write (if absent) and read a page of about ``size`` bytes in a child process."""
+    result = subprocess.run([sys.executable, "-m", "archive.alto_memory", str(path), str(size)],
+                            capture_output=True, text=True, check=True,
+                            cwd=Path(__file__).resolve().parent.parent)
+    return json.loads(result.stdout)
+
+
 def main() -> None:
     path, size = Path(sys.argv[1]), int(sys.argv[2])
     if not path.exists():
@@ -48,11 +66,11 @@ def main() -> None:
     from archive.importers.alto_page import read_alto_page
     from archive.importers.alto_text import AltoTextBuilder
 
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    before = peak_mb()
     builder = AltoTextBuilder()
     read_alto_page(path, path.name, max_bytes=size + 1, text=builder)
     text, _ = builder.result()
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    after = peak_mb()
     print(json.dumps({"bytes": path.stat().st_size, "peak_mb_before": round(before, 1),
                       "peak_mb_after": round(after, 1), "characters": len(text)}))
 
