@@ -146,7 +146,8 @@ def _drain(request: HttpRequest, size: int) -> None:
 
 
 class RequestLimitsMiddleware:
-    """Refuse oversized bodies (413), NUL anywhere and overlong query parameters (400)."""
+    """Refuse oversized bodies (413) and malformed input (400), each with its reason, before any
+    view runs; answer a view's ``BadRequest`` as a 400 too (see the module docstring)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
