@@ -58,7 +58,9 @@ def _jsonl_records(text: str) -> Iterator[tuple[int, dict]]:
 
 
 def _csv_records(text: str) -> Iterator[tuple[int, dict]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    # strict: an unterminated quote (which would swallow every following line into one
+    # question) or text after a closing quote is an error, not a silently merged row.
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     try:
         if not reader.fieldnames or "question" not in reader.fieldnames:
             raise BatchFileError("The CSV needs a 'question' column.")

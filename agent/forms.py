@@ -12,6 +12,7 @@ from agent.policies import (
     engine_config,
 )
 from agent.services import RunChoices
+from archive import params
 from archive.models import SubCorpus
 
 QUESTION_MAX_CHARS = 2000
@@ -33,8 +34,8 @@ class RestrictionForm(forms.Form):
     """Where an investigation searches: one sub-corpus or all, and a date window."""
 
     sub_corpus = forms.ChoiceField(required=False, label="Sub-corpus")
-    date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    date_from = params.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    date_to = params.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
 
     def __init__(self, *args, archive_range=(None, None), **kwargs):
         super().__init__(*args, **kwargs)
@@ -88,7 +89,7 @@ class RunAgainForm(RestrictionForm):
         if not models:
             self.fields["agent_model"].widget = forms.HiddenInput()
         for setting in ADJUSTABLE_SETTINGS:
-            self.fields[setting.name] = forms.IntegerField(
+            self.fields[setting.name] = params.IntegerField(
                 label=setting.label, min_value=setting.minimum, max_value=setting.maximum)
 
     @classmethod

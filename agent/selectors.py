@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
@@ -72,9 +73,14 @@ def investigation_for_viewer(user, pk: int, token: str = "") -> Investigation:
         raise Http404("No such investigation") from None
     if investigation.owner_id == user.pk:
         return investigation
-    if token and investigation.share_token and token == investigation.share_token:
+    if share_token_matches(token, investigation.share_token):
         return investigation
     raise Http404("No such investigation")
+
+
+def share_token_matches(given: str, stored: str) -> bool:
+    """Compare a share token in constant time (how long it takes says nothing of the token)."""
+    return bool(given and stored) and hmac.compare_digest(given.encode(), stored.encode())
 
 
 @dataclass

@@ -466,6 +466,8 @@ def note_add(*, investigation: Investigation, user, document_key: str, note: str
     if not note:
         raise InvestigationError("The note is empty.")
     _check_note(note, label="the note")
+    if not investigation.verdicts.filter(document_key=document_key).exists():
+        raise InvestigationError("This document has no verdict in this investigation.")
     return DocumentNote.objects.create(
         investigation=investigation, user=user, document_key=document_key, text=note
     )

@@ -31,6 +31,7 @@ from agent.review_lists import ListPage
 from agent.source_review import moved, moved_to, order_in_force, reviewed_sources
 from agent.stats import batch_summary
 from agent.timeline import source_timeline
+from archive.field_limits import fitted
 from archive.models import SubCorpus
 from archive.params import natural, natural_param, span_param
 from archive.selectors import document_by_key
@@ -381,8 +382,8 @@ def batch_new(request):
             form.add_error("file", str(exc))
         else:
             with transaction.atomic():
-                batch = Batch.objects.create(owner=request.user,
-                                             name=form.cleaned_data["name"] or upload.name)
+                name = form.cleaned_data["name"] or fitted(Batch, "name", upload.name)
+                batch = Batch.objects.create(owner=request.user, name=name)
                 for row in rows:
                     services.investigation_create(
                         owner=request.user, question=row.question, batch=batch, qid=row.qid,

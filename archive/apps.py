@@ -8,11 +8,13 @@ class ArchiveConfig(AppConfig):
     def ready(self):
         from django.db.models.signals import post_delete
 
+        from archive import field_limits
         from archive.lookups import ILike
         from archive.models import Chunk, Document
         from archive.outbox import record_changes
 
         Chunk._meta.get_field("text").register_lookup(ILike)
+        field_limits.register()
 
         def mark_deleted(sender, instance, **kwargs) -> None:
             # Runs inside the delete's transaction, whoever deletes (admin, cascade, scripts).

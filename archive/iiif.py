@@ -5,7 +5,14 @@ to which ``/{region}/{size}/{rotation}/default.jpg`` is appended) or a IIIF mani
 server never fetches either: the browser loads the region image, and only over http(s).
 Accepted at import: http or https, a host name, no user name or password, and no host that
 is ``localhost`` or a literal private, loopback, link-local, reserved or unspecified IP address
-(in any spelling the browser reads as one, such as ``2130706433`` or ``0x7f.1``).
+(in any spelling the browser reads as one, such as ``2130706433`` or ``0x7f.1``, and an IPv4
+address carried inside an IPv6 one: IPv4-compatible ``::127.0.0.1``, NAT64 ``64:ff9b::/96``,
+6to4 ``2002::/16``, Teredo). Host names are never resolved (no lookup leaves the server), so a
+name is refused when it spells an internal address itself: one of the wildcard DNS services that
+answer any name with the address written in it or with the loopback (``127.0.0.1.nip.io``,
+``localtest.me``; ``LOOPBACK_DOMAINS``), or a name whose leading labels are an internal IPv4
+address (``10.0.0.5.example.org``, ``10-0-0-5.example.org``). A name of one's own pointed at an
+internal address stays undetectable without a lookup: the browser, not the server, loads it.
 
 A manifest cannot be read without fetching it, so only an Image API base shows a region; a
 manifest is offered as a link. A URL is taken for a manifest when its path ends in
@@ -29,6 +36,12 @@ MAX_URL_CHARS = 500
 _HOST_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$")
 # A host the browser could read as an IPv4 address in another spelling (decimal, octal, hex).
 _NUMERIC_HOST = re.compile(r"^[0-9a-fx.]+$")
+# Wildcard DNS services: every name under them resolves to the address it spells, or to the
+# loopback. Nothing legitimate serves IIIF images from them.
+LOOPBACK_DOMAINS = ("nip.io", "sslip.io", "xip.io", "traefik.me", "localtest.me", "lvh.me",
+                    "vcap.me", "lacolhost.com", "localh.st", "fuf.me", "yoogle.com", "1uy.me")
+# An IPv4 address written at the start of a name, dotted or dashed ("magic-" prefixes allowed).
+_LEADING_IPV4 = re.compile(r"^(?:[a-z0-9-]*?[.-])??((?:\d{1,3}[.-]){3}\d{1,3})(?:[.-]|$)")
 _UNSAFE_CHARACTERS = re.compile(r"[\s\"'<>\\^`{|}\x00-\x1f\x7f]")
 
 
@@ -67,12 +80,49 @@ def iiif_url_problem(url: str) -> str:
         return f"IIIF URL points at {host}, this machine; refused"
     address = _literal_address(host)
     if address is not None:
-        if not address.is_global or address.is_multicast:
+        if _internal(address):
             return (f"IIIF URL points at {host}, an internal address (private, loopback, "
                     "link-local or reserved); refused")
-    elif not _HOST_NAME.match(host):
+        return ""
+    if not _HOST_NAME.match(host):
         return f"IIIF URL host {host[:80]!r} is not a host name"
+    lowered = host.lower()
+    if any(lowered == domain or lowered.endswith("." + domain) for domain in LOOPBACK_DOMAINS):
+        return (f"IIIF URL host {host[:80]} is under a wildcard DNS service that answers with "
+                "internal addresses; refused")
+    spelled = _LEADING_IPV4.match(lowered)
+    if spelled:
+        try:
+            inner = ipaddress.IPv4Address(spelled.group(1).replace("-", "."))
+        except ValueError:
+            inner = None
+        if inner is not None and _internal(inner):
+            return (f"IIIF URL host {host[:80]} spells the internal address {inner}; refused")
     return ""
+
+
+def _internal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Not a public unicast address, itself or the IPv4 address it carries."""
+    if not address.is_global or address.is_multicast:
+        return True
+    inner = _embedded_ipv4(address) if isinstance(address, ipaddress.IPv6Address) else None
+    return inner is not None and (not inner.is_global or inner.is_multicast)
+
+
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_SIX_TO_FOUR = ipaddress.IPv6Network("2002::/16")
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries to a gateway (NAT64, 6to4, Teredo, ::a.b.c.d)."""
+    if address in _NAT64 or address in _IPV4_COMPATIBLE:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    return None
 
 
 def _literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

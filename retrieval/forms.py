@@ -6,6 +6,7 @@ import datetime as dt
 
 from django import forms
 
+from archive import params
 from common.search import DateWindow, SearchRequest
 from retrieval.services import HYBRID
 
@@ -29,13 +30,13 @@ class SearchForm(forms.Form):
     channel = forms.ChoiceField(choices=CHANNEL_CHOICES, initial=HYBRID, required=False)
     sub_corpus = forms.MultipleChoiceField(label="Sub-corpora", required=False,
                                            widget=forms.CheckboxSelectMultiple)
-    date_from = forms.DateField(label="From", required=False,
+    date_from = params.DateField(label="From", required=False,
                                 widget=forms.DateInput(attrs={"type": "date"}))
-    date_to = forms.DateField(label="To", required=False,
+    date_to = params.DateField(label="To", required=False,
                               widget=forms.DateInput(attrs={"type": "date"}))
-    cap = forms.IntegerField(label="Documents", min_value=1, max_value=100, initial=20,
+    cap = params.IntegerField(label="Documents", min_value=1, max_value=100, initial=20,
                              required=False)
-    min_confidence = forms.IntegerField(
+    min_confidence = params.IntegerField(
         label="Min. OCR confidence (%)", min_value=0, max_value=100, required=False,
         help_text="The mean confidence of a scanned document's words, from its ALTO pages.")
     unrated = forms.ChoiceField(

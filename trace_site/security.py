@@ -1,4 +1,4 @@
-"""Web hardening: no caching of private pages, and a limit on failed log-ins.
+"""Web hardening: no caching of private pages, Secure cookies over TLS, a limit on failed log-ins.
 
 The Content-Security-Policy itself is Django's (SECURE_CSP in the settings, sent by
 django.middleware.csp.ContentSecurityPolicyMiddleware).
@@ -7,6 +7,7 @@ django.middleware.csp.ContentSecurityPolicyMiddleware).
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm, UsernameField
 from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.core.cache import BaseCache, caches
 from django.dispatch import receiver
@@ -47,9 +48,52 @@ class NoStoreMiddleware:
         return response
 
 
+class SecureCookiesOverTlsMiddleware:
+    """Mark every cookie ``Secure`` on a request that came over TLS.
+
+    TRACE_SECURE_COOKIES sets it always; without it, a request the documented proxy forwards
+    from https (``X-Forwarded-Proto``, read when TRACE_BEHIND_PROXY) still gets its session and
+    CSRF cookies marked, so they never travel back over plain http.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if request.is_secure():
+            for morsel in response.cookies.values():
+                morsel["secure"] = True
+        return response
+
+
+def throttled_username(username: object) -> str:
+    """The username as the log-in form hands it to authentication, case folded.
+
+    The form's ``UsernameField`` strips it and applies NFKC, so "ｂｏｂ" (full width) logs in as
+    "bob": the throttle counts that same name, never the raw one (case folded on top: "Bob" and
+    "bob" share one count, which only makes the throttle stricter).
+    """
+    return (UsernameField().to_python(str(username or "")) or "").casefold()[:300]
+
+
+def throttled_address(address: object) -> str:
+    """The client's address in one spelling (an IPv4 address mapped into IPv6 as itself)."""
+    try:
+        parsed = ipaddress.ip_address(str(address or "").strip())
+    except ValueError:
+        return str(address or "unknown")
+    mapped = getattr(parsed, "ipv4_mapped", None)
+    return str(mapped or parsed)
+
+
 @dataclass(frozen=True)
 class LoginThrottle:
-    """Count failed log-ins per username and address, and per address, in a fixed window."""
+    """Count failed log-ins per username and address, and per address, in a fixed window.
+
+    Both are the identity authentication sees: the normalised username (``throttled_username``)
+    and the address in one spelling (``throttled_address``).
+    """
 
     username: str
     address: str
@@ -57,8 +101,8 @@ class LoginThrottle:
     @classmethod
     def for_request(cls, request: HttpRequest, username: object) -> LoginThrottle:
         """Build the throttle of one log-in attempt."""
-        return cls(str(username or "").strip().casefold()[:300],
-                   str(request.META.get("REMOTE_ADDR") or "unknown"))
+        return cls(throttled_username(username),
+                   throttled_address(request.META.get("REMOTE_ADDR")))
 
     def keys(self) -> tuple[str, str]:
         """Return the cache keys (hashed: usernames may hold any character)."""

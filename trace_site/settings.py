@@ -60,6 +60,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "trace_site.proxy.ProxyClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "trace_site.security.SecureCookiesOverTlsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "trace_site.limits.RequestLimitsMiddleware",
@@ -265,7 +266,9 @@ TRACE_LLM_PRICE_OUTPUT_PER_M = env_float("TRACE_LLM_PRICE_OUTPUT_PER_M", 0.0)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # A refused request is logged on one line, its traceback dropped (a 500 keeps its own).
+    "filters": {"refusals": {"()": "trace_site.log_filters.RefusalsOnOneLine"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["refusals"]}},
     "root": {"handlers": ["console"], "level": env_str("TRACE_LOG_LEVEL", "WARNING")},
 }
 

@@ -16,3 +16,5 @@ urlpatterns = [
     path("search/", include("retrieval.urls")),
     path("investigations/", include("agent.urls")),
 ]
+
+handler400 = views.bad_request

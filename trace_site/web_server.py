@@ -2,8 +2,11 @@
 
 waitress reads every request whole (headers and body, spilled to a temporary file past
 ``INBUF_OVERFLOW``) in its event loop before a worker thread sees it, and buffers each response
-so that a thread never waits on a slow reader. A client that trickles its request therefore
-holds one open socket, not a thread: the Django threads stay free for everyone else.
+so that a thread never waits on a slow reader. A body larger than the application's
+TRACE_MAX_REQUEST_BYTES is refused (413) from its Content-Length before it is read, so the
+temporary files of bodies in flight are bounded by the connection limit times that. A client
+that trickles its request therefore holds one open socket, not a thread: the Django threads stay
+free for everyone else.
 
 `serve` binds the socket once and starts several of these processes on it (each accepts from
 the same queue), so a web process that crashes and is restarted loses no connection.
@@ -18,10 +21,8 @@ import signal
 import socket
 from dataclasses import dataclass
 
-# Bodies are buffered up to this size so that Django itself refuses the ones over
-# TRACE_MAX_REQUEST_BYTES with its explanation; past it the server answers 413 before reading.
-# The temporary files of bodies in flight are thus bounded by connection_limit times this.
-from trace_site.limits import DRAIN_MAX_BYTES
+from waitress.channel import HTTPChannel
+from waitress.task import ErrorTask
 
 # In-memory part of a buffered request body; the rest goes to a temporary file.
 INBUF_OVERFLOW = 512 * 1024
@@ -48,6 +49,35 @@ class WebServerOptions:
                 "--idle-timeout", str(self.idle_timeout)]
 
 
+# waitress's own error pages (a request it cannot parse, a body over the limit) never reach Django:
+# they carry here the headers Django gives every page.
+ERROR_PAGE_HEADERS = (
+    ("Content-Security-Policy", "default-src 'none'; base-uri 'none'; form-action 'none'; "
+                                "frame-ancestors 'none'"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("X-Frame-Options", "DENY"),
+    ("Cache-Control", "no-store"),
+)
+
+
+class _ErrorPage(ErrorTask):
+    def execute(self) -> None:
+        self.response_headers.extend(ERROR_PAGE_HEADERS)
+        super().execute()
+
+
+class _Channel(HTTPChannel):
+    error_task_class = _ErrorPage
+
+
+def body_limit() -> int:
+    """The largest body the server reads: the application's own limit, so that a larger one is
+    refused (413) from its Content-Length, before a byte of it is buffered or spooled to disk."""
+    from django.conf import settings
+
+    return int(settings.TRACE_MAX_REQUEST_BYTES)
+
+
 def bind_listener(host: str, port: int) -> socket.socket:
     """Bind and listen on host:port, inheritable by the web processes."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -69,9 +99,10 @@ def serve_forever(fd: int, options: WebServerOptions) -> None:
     server = create_server(
         application, sockets=[listener], threads=options.threads,
         connection_limit=options.connection_limit, channel_timeout=options.idle_timeout,
-        max_request_body_size=DRAIN_MAX_BYTES, inbuf_overflow=INBUF_OVERFLOW,
+        max_request_body_size=body_limit(), inbuf_overflow=INBUF_OVERFLOW,
         asyncore_use_poll=True,  # select() stops at 1,024 descriptors
     )
+    server.channel_class = _Channel  # type: ignore[union-attr]  # one socket: one TCP server
     server.run()  # returns on KeyboardInterrupt, after the worker threads finish
 
 

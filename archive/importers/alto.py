@@ -5,15 +5,19 @@ The pages of a document (a newspaper issue, a sitting) are grouped, in this orde
 1. by the METS files of the folder (any ``.xml`` whose root is ``mets:mets``, and any
    ``*mets*.xml`` whose root is not ALTO's; see ``mets``): one document per METS file, its
    pages where its ``FLocat`` hrefs point (inside the folder only), titled and dated by its
-   MODS record. Every other ``.xml`` file of the folder must be a page of one of them;
+   MODS record. Every other ``.xml`` file of the folder must be a page of one of them. A local
+   reference that is not a page (an image file) must lie inside the folder too: a METS file
+   naming ``../../etc/passwd`` or ``file:///etc/passwd`` is refused with the reference named;
 2. else by the metadata CSV (``metadata_csv``), when given: the rows sharing a value in the
    ``issue`` column are one document, its pages ordered by ``page`` (a whole number) then file
    name, described by the other columns (a column's non-empty values must agree). A row without
    an issue, and a file without a row, is a document of its own, as in a .txt folder;
 3. else every ALTO file is a document of its own, in a sub-corpus named after the folder.
 
-Pages are read one at a time (``alto_page``); a document with a refused page is refused whole,
-each bad page reported with its file and line.
+Only regular files inside the folder are read (``folder_files``): a symbolic link among the
+pages, or on the way to a page a METS file names, is refused with its name. Pages are read one at
+a time (``alto_page``); a document with a refused page is refused whole, each bad page reported
+with its file and line.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from urllib.parse import unquote
 
 from archive.importers.alto_page import is_alto_root, read_alto_page
 from archive.importers.alto_text import AltoTextBuilder
+from archive.importers.folder_files import inside, regular_files
 from archive.importers.metadata_csv import read_metadata_csv, row_sub_corpus
 from archive.importers.mets import METS_ROOT, PageReference, read_mets
 from archive.importers.records import (
@@ -53,8 +58,8 @@ class PageFile:
 
 
 def xml_files(folder: Path) -> list[Path]:
-    """The ``.xml`` files directly inside ``folder``, by name."""
-    return sorted(f for f in folder.iterdir() if f.suffix.lower() == ".xml" and f.is_file())
+    """The regular ``.xml`` files directly inside ``folder``, by name (links left out)."""
+    return regular_files(folder, ".xml")[0]
 
 
 def is_mets_file(path: Path) -> bool:
@@ -68,7 +73,8 @@ def read_alto_folder(
 ) -> Iterator[DocumentRecord | RecordError]:
     """Yield one record per document of ``folder`` (see the module docstring), or its errors."""
     default_slug = slug_for(folder.resolve().name)
-    files = xml_files(folder)
+    files, refused = regular_files(folder, ".xml")
+    yield from refused
     mets = [f for f in files if is_mets_file(f)]
     planned: Iterable[tuple[DocumentRecord, list[PageFile]] | RecordError]
     if mets:
@@ -129,6 +135,11 @@ def _mets_documents(
             continue
         pages: list[PageFile] = []
         problems: list[RecordError] = []
+        for other in described.others:
+            try:
+                _local_path(root, mets_file, other)
+            except RecordError as exc:
+                problems.append(exc)
         for reference in described.pages:
             try:
                 path = _page_path(root, mets_file, reference)
@@ -171,8 +182,9 @@ def _named(error: RecordError, name: str) -> RecordError:
     return RecordError(error.line, f"{name}: {error.message}")
 
 
-def _page_path(root: Path, mets_file: Path, reference: PageReference) -> Path:
-    """Resolve an ``FLocat`` href to a file inside the imported folder, or refuse it."""
+def _local_path(root: Path, mets_file: Path, reference: PageReference, *,
+                what: str = "file") -> Path:
+    """Resolve a local ``FLocat`` href to a path inside the imported folder, through no link."""
     href = reference.href.strip()
     for prefix in ("file://", "file:"):
         if href.lower().startswith(prefix):
@@ -180,12 +192,18 @@ def _page_path(root: Path, mets_file: Path, reference: PageReference) -> Path:
             break
     else:
         if _URL_SCHEME.match(href):
-            raise RecordError(reference.line, f"{mets_file.name}: page {reference.href!r} is "
+            raise RecordError(reference.line, f"{mets_file.name}: {what} {reference.href!r} is "
                                               "not a file of the imported folder")
-    path = (mets_file.parent / unquote(href)).resolve()
-    if not path.is_relative_to(root):
-        raise RecordError(reference.line, f"{mets_file.name}: page {reference.href!r} is "
-                                          "outside the imported folder; refused")
+    try:
+        return inside(root, mets_file.parent.resolve(), unquote(href))
+    except ValueError as exc:
+        raise RecordError(reference.line, f"{mets_file.name}: {what} {reference.href!r} is "
+                                          f"{exc}; refused, nothing read") from None
+
+
+def _page_path(root: Path, mets_file: Path, reference: PageReference) -> Path:
+    """Resolve an ``FLocat`` href to a regular file inside the imported folder, or refuse it."""
+    path = _local_path(root, mets_file, reference, what="page")
     if not path.is_file():
         raise RecordError(reference.line, f"{mets_file.name}: page {reference.href!r} is not "
                                           "in the folder")

@@ -28,18 +28,23 @@ def read_metadata_csv(path: Path) -> tuple[dict[str, tuple[int, dict]], list[Rec
     rows: dict[str, tuple[int, dict]] = {}
     errors: list[RecordError] = []
     with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if not reader.fieldnames or "filename" not in reader.fieldnames:
-            return rows, [RecordError(1, f"{path.name}: the CSV needs a 'filename' column")]
-        for row in reader:
-            line = reader.line_num
-            name = (row.get("filename") or "").strip()
-            if not name:
-                errors.append(RecordError(line, f"{path.name}: missing filename"))
-            elif name in rows:
-                errors.append(RecordError(line, f"{path.name}: {name} listed twice"))
-            else:
-                rows[name] = (line, {k: (v or "").strip() for k, v in row.items() if k})
+        reader = csv.DictReader(handle, strict=True)  # an unterminated quote is an error
+        try:
+            if not reader.fieldnames or "filename" not in reader.fieldnames:
+                return rows, [RecordError(1, f"{path.name}: the CSV needs a 'filename' column")]
+            for row in reader:
+                line = reader.line_num
+                name = (row.get("filename") or "").strip()
+                if not name:
+                    errors.append(RecordError(line, f"{path.name}: missing filename"))
+                elif name in rows:
+                    errors.append(RecordError(line, f"{path.name}: {name} listed twice"))
+                else:
+                    rows[name] = (line, {k: (v or "").strip() for k, v in row.items() if k})
+        except csv.Error as exc:
+            errors.append(RecordError(reader.line_num, f"{path.name}: unreadable CSV ({exc})"))
+        except UnicodeDecodeError:
+            errors.append(RecordError(reader.line_num + 1, f"{path.name}: not UTF-8 text"))
     return rows, errors
 
 

@@ -1,7 +1,8 @@
 """Read a METS file: the ALTO pages of one document, in order, with its MODS title and date.
 
 - Pages: the ``fileSec`` files whose ``FLocat xlink:href`` names an ``.xml`` file (images and
-  other files are left aside), ordered as the ``PHYSICAL`` ``structMap`` orders the divs
+  other files are not read; those named by a local path are kept as ``others``, which the
+  importer refuses outside the folder), ordered as the ``PHYSICAL`` ``structMap`` orders the divs
   pointing at them (by ``ORDER`` when every such div has a whole number there, else in file
   order); files the map does not reach follow in ``fileSec`` order.
 - Page images: a file of a ``fileGrp`` whose ``USE`` is ``IIIF`` is the IIIF Image API base of
@@ -28,6 +29,7 @@ XLINK = "http://www.w3.org/1999/xlink"
 METS_ROOT = f"{{{METS}}}mets"
 
 # A W3C date, with the time of day a producer may add: only the date is kept.
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:")
 _ISSUED = re.compile(r"^\s*(\d{4}(?:-\d{1,2}(?:-\d{1,2})?)?)(?:T[\d:.+\-Z]*)?\s*$")
 
 
@@ -46,6 +48,8 @@ class MetsDocument:
     date: str = ""  # YYYY, YYYY-MM or YYYY-MM-DD
     date_line: int = 0
     pages: list[PageReference] = field(default_factory=list)
+    # The other local references (a path or a file: URL, not a page): never read, only checked.
+    others: list[PageReference] = field(default_factory=list)
 
 
 def _m(name: str) -> str:
@@ -73,6 +77,8 @@ def read_mets(path: Path, shown: str, *, max_bytes: int) -> MetsDocument:
         if href and href.lower().split("?")[0].endswith(".xml"):
             files[file.get("ID") or f"#{len(files)}"] = PageReference(
                 href, location.sourceline or 0)
+        elif href and _is_local(href):
+            document.others.append(PageReference(href, location.sourceline or 0))
     images = _page_images(root, set(files))
     files = {i: replace(reference, image=images[i][0], image_line=images[i][1])
              if i in images else reference for i, reference in files.items()}
@@ -83,6 +89,12 @@ def read_mets(path: Path, shown: str, *, max_bytes: int) -> MetsDocument:
     if not document.pages:
         raise RecordError(root.sourceline or 1, f"{shown}: its fileSec lists no .xml (ALTO) file")
     return document
+
+
+def _is_local(href: str) -> bool:
+    """A path or a ``file:`` URL (any other scheme names something never fetched)."""
+    href = href.strip().lower()
+    return href.startswith("file:") or not _SCHEME.match(href)
 
 
 def _describe(root: Any, document: MetsDocument, shown: str) -> None:

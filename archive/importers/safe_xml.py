@@ -9,11 +9,15 @@ Every refusal is a ``RecordError`` naming the file and, where there is one, its 
   ``http://``). That first parse is lxml's own, so every encoding is covered;
 - the real parse never resolves entities, loads a DTD, touches the network or lifts libxml2's
   limits on huge documents; malformed XML is reported with the parser's line and message.
+
+``parse_xml_file`` builds the whole tree (METS files, small); ``iter_xml_file`` streams a file's
+elements (ALTO pages, up to TRACE_ALTO_MAX_FILE_BYTES), so that its reader can drop each part
+once read and a page's memory stays bounded by its largest block, not its size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,11 +103,7 @@ def root_tag(path: Path) -> str | None:
         return None
 
 
-def parse_xml_file(path: Path, shown: str, *, max_bytes: int) -> Any:
-    """Parse ``path`` into its root element, refusing what the module docstring lists.
-
-    ``shown`` names the file in messages (its path inside the imported folder).
-    """
+def _check_size(path: Path, shown: str, max_bytes: int) -> None:
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -111,6 +111,34 @@ def parse_xml_file(path: Path, shown: str, *, max_bytes: int) -> Any:
     if size > max_bytes:
         raise RecordError(0, f"{shown} is {size:,} bytes, over the limit of {max_bytes:,} bytes "
                              "for one XML file (TRACE_ALTO_MAX_FILE_BYTES); not read")
+
+
+def iter_xml_file(path: Path, shown: str, *, max_bytes: int) -> Iterator[tuple[str, Any]]:
+    """Stream ``("start" | "end", element)`` events of ``path``, refusing what the module
+    docstring lists (the size and the DOCTYPE before the first event, bad XML where it is met).
+
+    The caller may clear elements it has read; the first event is the root's start.
+    """
+    _check_size(path, shown, max_bytes)
+    try:
+        with path.open("rb") as handle:
+            if _prolog_root(iter(lambda: handle.read(_READ_SIZE), b""), shown) is None:
+                raise RecordError(1, f"{shown}: malformed XML (no root element)")
+        events = etree.iterparse(str(path), events=("start", "end"), resolve_entities=False,
+                                 no_network=True, load_dtd=False, huge_tree=False)
+        yield from events
+    except etree.XMLSyntaxError as exc:
+        raise RecordError(exc.lineno or 1, f"{shown}: malformed XML ({exc.msg})") from None
+    except OSError as exc:
+        raise RecordError(0, f"{shown}: cannot be read ({exc.strerror})") from None
+
+
+def parse_xml_file(path: Path, shown: str, *, max_bytes: int) -> Any:
+    """Parse ``path`` into its root element, refusing what the module docstring lists.
+
+    ``shown`` names the file in messages (its path inside the imported folder).
+    """
+    _check_size(path, shown, max_bytes)
     data = path.read_bytes()
     try:
         if _prolog_root([data], shown) is None:

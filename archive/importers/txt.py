@@ -1,7 +1,8 @@
 """Importer for a folder of .txt files, with an optional CSV of per-file metadata.
 
 The CSV's columns are those of ``metadata_csv``. Files without a CSV row go to a sub-corpus
-named after the folder.
+named after the folder. Only regular files are read: a symbolic link is refused with its name
+(``folder_files``).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from archive.importers.folder_files import regular_files
 from archive.importers.metadata_csv import read_metadata_csv, row_sub_corpus
 from archive.importers.records import (
     DocumentRecord,
@@ -30,7 +32,8 @@ def read_txt_folder(
         meta, errors = read_metadata_csv(metadata_csv)
         yield from errors
     default_slug = slug_for(folder.resolve().name)
-    files = sorted(folder.glob("*.txt"))
+    files, refused = regular_files(folder, ".txt")
+    yield from refused
     known = {f.name for f in files}
     for name, (line, _) in meta.items():
         if name not in known:

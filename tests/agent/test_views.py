@@ -210,3 +210,25 @@ def test_csv_cells_that_look_like_formulas_are_neutralised():
     assert csv_cell("@cmd") == "'@cmd"
     assert csv_cell("Le Gaulois") == "Le Gaulois"
     assert csv_cell(3) == 3
+
+
+def test_share_tokens_are_compared_in_constant_time(client, users, finished, monkeypatch):
+    import hmac
+
+    from agent import selectors
+
+    token = services.investigation_share(investigation=finished)
+    compared = []
+    real = hmac.compare_digest
+
+    def recording(a, b):
+        compared.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(selectors.hmac, "compare_digest", recording)
+    _login(client, users["bob"])
+    assert client.get(f"/investigations/{finished.pk}/review/?token={token}").status_code == 200
+    assert compared == [(token.encode(), token.encode())]
+    for wrong in (token[:-1], token + "x", "é" * len(token), ""):
+        assert client.get(f"/investigations/{finished.pk}/review/",
+                          {"token": wrong}).status_code == 404, wrong

@@ -24,6 +24,10 @@ ACCEPTED = [
     "https://iiif.example.org/ark1/manifest.json",
     "https://8.8.8.8/iiif/page1",
     "https://[2001:4860:4860::8888]/iiif/page1",
+    "https://iiif.2020.example.org/page1",
+    "https://1.example.org/page1",
+    "http://[64:ff9b::808:808]/iiif",  # NAT64 of a public address
+    "http://[2002:808:808::]/iiif",  # 6to4 of a public address
 ]
 
 HOSTILE = [
@@ -53,6 +57,16 @@ HOSTILE = [
     ("https://", "has no host"),
     ("https://exa_mple.org/p1", "is not a host name"),
     ("https://iiif.example.org/" + "a" * 500, "at most 500"),
+    ("http://127.0.0.1.nip.io/iiif", "under a wildcard DNS service"),
+    ("http://magic-127-0-0-1.sslip.io/iiif", "under a wildcard DNS service"),
+    ("http://localtest.me/iiif", "under a wildcard DNS service"),
+    ("http://a.lvh.me/iiif", "under a wildcard DNS service"),
+    ("http://10-0-0-5.example.org/iiif", "spells the internal address 10.0.0.5"),
+    ("http://169.254.169.254.example.org/iiif", "spells the internal address 169.254.169.254"),
+    ("http://[::127.0.0.1]/iiif", "points at ::127.0.0.1, an internal address"),
+    ("http://[64:ff9b::a9fe:a9fe]/iiif", "points at 64:ff9b::a9fe:a9fe, an internal address"),
+    ("http://[2002:7f00:1::]/iiif", "points at 2002:7f00:1::, an internal address"),
+    ("http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/iiif", "an internal address"),
 ]
 
 

@@ -148,3 +148,15 @@ def test_a_10_mb_ocr_correction_is_refused_fast(client, alice, tiny_archive):
     assert response.status_code == 413 and elapsed < 1.0
     assert not ChunkCorrection.objects.exists()
     assert Chunk.objects.get(pk=chunk.pk).text == chunk.text
+
+
+@pytest.mark.parametrize("payload", [b'question\n"Qui a dit\nrien ?\nAutre question\n',
+                                     b'question\n"Qui a dit" rien\n'])
+def test_a_batch_csv_with_an_unterminated_or_stray_quote_is_refused(payload):
+    with pytest.raises(BatchFileError, match=r"unreadable CSV"):
+        parse_batch_file("q.csv", payload)
+
+
+def test_a_batch_csv_with_quoted_lines_still_reads():
+    rows = parse_batch_file("q.csv", b'question\n"Qui a dit, en 1887,\n""rien"" ?"\n')
+    assert [row.question for row in rows] == ['Qui a dit, en 1887,\n"rien" ?']

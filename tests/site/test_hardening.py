@@ -142,3 +142,40 @@ def test_log_in_still_works_when_the_throttle_cache_is_down(client, settings, tm
     assert _log_in(client, username, "wrong", "10.9.9.9").status_code == 200
     assert _log_in(client, username, "Right-password-1", "10.9.9.9").status_code == 302
     assert time.monotonic() - started < 2.0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("spelling", ["ｂｏｂ", " bob ", "BOB", "ᵇᵒᵇ"])
+def test_a_blocked_username_stays_blocked_in_its_compatibility_forms(client, settings, spelling):
+    """The throttle counts the name the form authenticates (NFKC, stripped), not the raw one."""
+    settings.TRACE_LOGIN_MAX_FAILURES = 3
+    get_user_model().objects.create_user(username="bob", password="Right-password-1")
+    address = f"10.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}.9"
+    for _ in range(3):
+        assert _log_in(client, "bob", "wrong", address).status_code == 200
+    refused = _log_in(client, spelling, "wrong", address)
+    assert refused.status_code == 429, spelling
+
+
+@pytest.mark.django_db
+def test_the_right_password_under_another_spelling_neither_logs_in_nor_clears_the_count(
+        client, settings):
+    settings.TRACE_LOGIN_MAX_FAILURES = 3
+    get_user_model().objects.create_user(username="carol", password="Right-password-1")
+    address = f"10.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}.10"
+    for _ in range(3):
+        _log_in(client, "carol", "wrong", address)
+    # The full-width spelling is carol to Django's authentication: it must wait too.
+    assert _log_in(client, "ｃａｒｏｌ", "Right-password-1", address).status_code == 429
+    assert "_auth_user_id" not in client.session
+    assert _log_in(client, "carol", "Right-password-1", address).status_code == 429
+
+
+@pytest.mark.django_db
+def test_an_ipv4_address_mapped_into_ipv6_shares_its_count(client, settings):
+    settings.TRACE_LOGIN_MAX_FAILURES = 3
+    get_user_model().objects.create_user(username="dave", password="Right-password-1")
+    octets = f"{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}"
+    for _ in range(3):
+        _log_in(client, "dave", "wrong", f"10.{octets}.11")
+    assert _log_in(client, "dave", "wrong", f"::ffff:10.{octets}.11").status_code == 429

@@ -44,3 +44,22 @@ def test_by_default_a_client_cannot_choose_its_address():
     # The full stack: the header a client sends is ignored when no proxy is declared.
     seen = Client(HTTP_X_REAL_IP="203.0.113.9").get("/healthz")
     assert seen.wsgi_request.META["REMOTE_ADDR"] == "127.0.0.1"
+
+
+@pytest.mark.django_db
+@override_settings(TRACE_BEHIND_PROXY=True, SECURE_PROXY_SSL_HEADER=("HTTP_X_FORWARDED_PROTO",
+                                                                     "https"),
+                   SESSION_COOKIE_SECURE=False, CSRF_COOKIE_SECURE=False)
+def test_cookies_are_secure_when_the_proxy_forwards_from_tls(users):
+    from django.test import Client
+
+    over_tls = Client(HTTP_X_FORWARDED_PROTO="https")
+    page = over_tls.get("/accounts/login/")
+    assert page.cookies["csrftoken"]["secure"] is True
+    response = over_tls.post("/accounts/login/",
+                             {"username": "alice", "password": "pw-alicealicealice"})
+    assert response.status_code == 302
+    assert response.cookies["sessionid"]["secure"] is True
+    # Over plain http (the embedded default, no TLS) the cookies stay usable.
+    plain = Client(HTTP_X_FORWARDED_PROTO="http")
+    assert plain.get("/accounts/login/").cookies["csrftoken"]["secure"] == ""
