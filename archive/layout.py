@@ -155,6 +155,12 @@ def layout_span(layout: DocumentLayout, char_start: int, char_end: int) -> Layou
     return LayoutSpan(tuple(pages), tuple(covered), _mean(confidences), len(confidences))
 
 
+def page_range(layout: DocumentLayout, char_start: int, char_end: int) -> tuple[int, int] | None:
+    """Return the first and last page numbers ``[char_start, char_end)`` is printed on."""
+    pages = layout_span(layout, char_start, char_end).pages
+    return (min(pages), max(pages)) if pages else None
+
+
 def _mean(values: tuple[float, ...] | list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
