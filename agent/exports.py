@@ -39,6 +39,7 @@ from agent.source_review import (
     order_in_force,
     reviewed_sources,
 )
+from archive.locators import page_bounds, page_locator
 
 CSV_BOM = "\ufeff"
 
@@ -132,33 +133,6 @@ def citations(investigation: Investigation, *, include_held: bool = False,
         rows = [row for row in rows if row.document_key in chosen]
         wanted = {SourceState.ACCEPTED, SourceState.HELD}
     return [_citation(row, investigation.policy_label) for row in rows if row.state in wanted]
-
-
-def page_locator(document, start: int | None, end: int | None) -> str:
-    """The pages a quote is printed on ("3", "3-4"), else the document's own page or section.
-
-    A scanned document knows the page of each of its characters (`archive/layout.py`); a page
-    number there is the page's place in the document (an issue's page 3 is its third scan).
-    """
-    if document is None:
-        return ""
-    if start is not None and end is not None and getattr(document, "layout", None):
-        from archive.layout import page_range
-
-        layout = document.document_layout()
-        pages = page_range(layout, start, end) if layout is not None else None
-        if pages is not None:
-            first, last = pages
-            return str(first) if first == last else f"{first}-{last}"
-    return getattr(document, "page", "") or ""
-
-
-def page_bounds(page: str) -> tuple[str, str]:
-    """Split a locator into its first and last page ("3-4" → "3", "4"; "12" → "12", "")."""
-    first, dash, last = page.partition("-")
-    if dash and first.strip().isdigit() and last.strip().isdigit():
-        return first.strip(), last.strip()
-    return page, ""
 
 
 def _citation(source: ReviewedSource, policy: str) -> Citation:

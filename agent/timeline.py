@@ -190,9 +190,9 @@ def _draw(points: list[TimelinePoint]) -> tuple[bytes, int, int, list[TimelineAr
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     for state, style in STYLES.items():
-        mine = [(x, y) for group, x, y in placed if group.state == state]
-        if mine:
-            axes.scatter([x for x, _ in mine], [y for _, y in mine], s=90, linewidths=1.6,
+        spots = [(x, y) for group, x, y in placed if group.state == state]
+        if spots:
+            axes.scatter([x for x, _ in spots], [y for _, y in spots], s=90, linewidths=1.6,
                          zorder=3, **style)
     for group, x, y in placed:
         if group.count > 1:  # the count, beside its marker

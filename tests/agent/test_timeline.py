@@ -121,7 +121,8 @@ def test_thirty_sources_stay_apart_and_a_crowded_day_is_one_counted_marker():
     # held ones among them: as many markers as the review of a long run shows.
     days = [*range(24), *([9] * 5), 30]
     points = [TimelinePoint(f"gaulois:{i}", f"Le Gaulois n° {i}", start + dt.timedelta(days=d),
-                            "Le Gaulois", "held" if i % 7 == 3 and i < 24 else "accepted", f"/s/{i}")
+                            "Le Gaulois", "held" if i % 7 == 3 and i < 24 else "accepted",
+                            f"/s/{i}")
               for i, d in enumerate(days)]
     groups = _groups(points)
     crowded = [g for g in groups if g.count > 1]
