@@ -58,6 +58,20 @@ def sub_corpus_info(slug: str, source: str = "", genre: str | None = None) -> Su
     return SubCorpusInfo(slug, source or slug, genre, language=DEFAULT_LANGUAGE)
 
 
+@dataclass(frozen=True)
+class ImportDefaults:
+    """What the command line says of a folder's documents where its METS or CSV say nothing.
+
+    ``sub_corpus`` is the sub-corpus's name (its slug made from it) instead of the folder's;
+    ``genre`` one of the CSV's genres; ``title`` the name documents are titled by (with their
+    date, and a page of its own with its file's stem) instead of their external id.
+    """
+
+    sub_corpus: str = ""
+    genre: str = ""
+    title: str = ""
+
+
 @dataclass
 class DocumentRecord:
     line: int
