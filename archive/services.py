@@ -26,7 +26,7 @@ from archive.embeddings.cache import (
 )
 from archive.embeddings.pool import EmbeddingPool
 from archive.importers import DocumentRecord, RecordError, checked_records, scan_file
-from archive.importers.records import ImportDefaults
+from archive.importers.records import FolderOptions
 from archive.layout import layout_span
 from archive.models import Chunk, CorpusRevision, Document, SubCorpus
 from archive.outbox import apply_pending_logged, record_changes
@@ -194,7 +194,7 @@ def ingest_file(
     on_error: str = "refuse", embed: bool = True,
     provider: EmbeddingProvider | str | None = None, batch_size: int = 25, progress: bool = False,
     commit_every_batch: bool | None = None, workers: int = 0, apply_indexes: bool = True,
-    defaults: ImportDefaults | None = None,
+    defaults: FolderOptions | None = None,
 ) -> IngestReport:
     """Import ``path``, streaming it twice: every record is checked before anything is written.
 

@@ -13,7 +13,7 @@ from archive.importers.alto import read_alto_folder, xml_files
 from archive.importers.checks import record_problems
 from archive.importers.jsonl import debate_headings, detect_jsonl_format, iter_jsonl
 from archive.importers.metadata_csv import GENRES
-from archive.importers.records import DocumentRecord, ImportDefaults, RecordError
+from archive.importers.records import DocumentRecord, FolderOptions, RecordError
 from archive.importers.txt import read_txt_folder
 
 FORMATS = ("auto", "shared", "historiqa", "txt", "alto")
@@ -45,7 +45,7 @@ class FileScan:
     path: Path
     format: str
     metadata_csv: Path | None = None
-    defaults: ImportDefaults = field(default_factory=ImportDefaults)
+    defaults: FolderOptions = field(default_factory=FolderOptions)
     records: int = 0
     errors: list[RecordError] = field(default_factory=list)
     headings: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -103,15 +103,16 @@ def checked_records(
 
 
 def scan_file(path: Path, *, fmt: str = "auto", metadata_csv: Path | None = None,
-              defaults: ImportDefaults | None = None) -> FileScan:
+              defaults: FolderOptions | None = None) -> FileScan:
     """Check every record of ``path`` without keeping them: errors, counts, debate headings."""
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist")
     scan = FileScan(path=path, format=resolve_format(path, fmt), metadata_csv=metadata_csv,
-                    defaults=defaults or ImportDefaults())
-    if scan.format != "alto" and scan.defaults != ImportDefaults():
-        raise ValueError("--sub-corpus, --genre and --title describe a folder of ALTO pages; "
-                         "the other formats name them in each record or in --metadata")
+                    defaults=defaults or FolderOptions())
+    if scan.format != "alto" and scan.defaults != FolderOptions():
+        raise ValueError("--sub-corpus, --genre, --title and --iiif-manifest describe a folder "
+                         "of ALTO pages; the other formats name them in each record or in "
+                         "--metadata")
     if scan.defaults.genre and scan.defaults.genre not in GENRES:
         raise ValueError(f"--genre must be one of {', '.join(sorted(GENRES))}")
     debates: list[DocumentRecord] = []

@@ -12,8 +12,10 @@ The pages of a document (a newspaper issue, a sitting) are grouped, in this orde
    an issue, and a file without a row, is a document of its own, as in a .txt folder;
 3. else every ALTO file is a document of its own, in a sub-corpus named after the folder.
 
-Where the METS or the CSV say nothing, the command line's ``ImportDefaults`` do: the
-sub-corpus (instead of the folder's name), its genre, and the name documents are titled by.
+Where the METS or the CSV say nothing, the command line's ``FolderOptions`` do: the
+sub-corpus (instead of the folder's name), its genre, the name documents are titled by, and a
+IIIF manifest file naming the pages' images (``iiif_manifest``: a canvas naming an ALTO file is
+that page's; else, in a one-document folder with as many canvases as pages, by position).
 
 Pages are read one at a time (``alto_page``); a document with a refused page is refused whole,
 each bad page reported with its file and line.
@@ -24,16 +26,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
 from archive.importers.alto_page import is_alto_root, read_alto_page
 from archive.importers.alto_text import AltoTextBuilder
+from archive.importers.iiif_manifest import ManifestCanvas, read_manifest
 from archive.importers.metadata_csv import read_metadata_csv, row_sub_corpus
 from archive.importers.mets import METS_ROOT, PageReference, read_mets
 from archive.importers.records import (
     DocumentRecord,
-    ImportDefaults,
+    FolderOptions,
     RecordError,
     dated_title,
     iiif_value,
@@ -68,10 +71,10 @@ def is_mets_file(path: Path) -> bool:
 
 def read_alto_folder(
     folder: Path, metadata_csv: Path | None, *, max_file_bytes: int,
-    defaults: ImportDefaults | None = None,
+    defaults: FolderOptions | None = None,
 ) -> Iterator[DocumentRecord | RecordError]:
     """Yield one record per document of ``folder`` (see the module docstring), or its errors."""
-    defaults = defaults or ImportDefaults()
+    defaults = defaults or FolderOptions()
     default_slug = slug_for(defaults.sub_corpus or folder.resolve().name)
     fallback = _fallback_row(defaults)
     files = xml_files(folder)
@@ -89,11 +92,40 @@ def read_alto_folder(
         planned = _csv_documents(files, metadata_csv, default_slug, fallback)
     else:
         planned = (_own_document(f, 0, fallback, default_slug, f.name) for f in files)
+    if defaults.iiif_manifest is not None:
+        try:
+            canvases = read_manifest(defaults.iiif_manifest)
+        except RecordError as exc:
+            yield exc
+            return
+        planned = _with_manifest(list(planned), canvases, defaults.iiif_manifest.name)
     for item in planned:
         if isinstance(item, RecordError):
             yield item
         else:
             yield from _with_text(*item, max_file_bytes=max_file_bytes)
+
+
+def _with_manifest(planned: list[tuple[DocumentRecord, list[PageFile]] | RecordError],
+                   canvases: list[ManifestCanvas], name: str
+                   ) -> list[tuple[DocumentRecord, list[PageFile]] | RecordError]:
+    """Give the pages without an image the image of their canvas (see the module docstring)."""
+    by_alto = {canvas.alto: canvas for canvas in canvases if canvas.alto}
+    documents = [item for item in planned if not isinstance(item, RecordError)]
+    if not by_alto:
+        pages = documents[0][1] if len(documents) == 1 else []
+        if len(documents) != 1 or len(pages) != len(canvases):
+            count = sum(len(p) for _, p in documents)
+            return [*planned, RecordError(0, (
+                f"{name}: its {len(canvases)} canvases name no ALTO file (seeAlso), so they "
+                f"are matched by position, which needs one document of as many pages; the "
+                f"folder has {len(documents)} document(s) of {count} page(s)"))]
+        by_alto = {PurePosixPath(page.shown).name: canvas
+                   for page, canvas in zip(pages, canvases, strict=True)}
+    return [item if isinstance(item, RecordError) else (item[0], [
+        page if page.image or PurePosixPath(page.shown).name not in by_alto
+        else replace(page, image=by_alto[PurePosixPath(page.shown).name].image)
+        for page in item[1]]) for item in planned]
 
 
 def _with_text(record: DocumentRecord, pages: list[PageFile], *, max_file_bytes: int
@@ -121,7 +153,7 @@ def _with_text(record: DocumentRecord, pages: list[PageFile], *, max_file_bytes:
     yield record
 
 
-def _fallback_row(defaults: ImportDefaults) -> dict[str, str]:
+def _fallback_row(defaults: FolderOptions) -> dict[str, str]:
     """The command line's defaults as the CSV columns they stand in for (empty ones left out)."""
     row = {"sub_corpus_name": defaults.sub_corpus, "genre": defaults.genre,
            "default_title": defaults.title}
