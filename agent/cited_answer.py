@@ -60,6 +60,7 @@ class ShownAnswer:
     draft: AnswerDraft | None
     drafts: list[AnswerDraft]  # newest first
     decisions_changed: bool
+    quotes_changed: bool = False  # a quote was kept in the viewer after the draft
 
     @property
     def is_latest(self) -> bool:
@@ -85,7 +86,10 @@ def shown_answer(investigation: Investigation, rows: list[ReviewedSource],
         if draft is None:
             raise Http404("No such draft of this investigation's answer")
     changed = draft is not None and decisions_changed(draft, rows)
-    return ShownAnswer(draft=draft, drafts=drafts, decisions_changed=changed)
+    quotes = draft is not None and investigation.evidence_picks.filter(
+        created_at__gt=draft.created_at).exists()
+    return ShownAnswer(draft=draft, drafts=drafts, decisions_changed=changed,
+                       quotes_changed=quotes)
 
 
 def latest_draft(investigation: Investigation) -> AnswerDraft | None:

@@ -318,8 +318,10 @@ def test_the_answer_quotes_the_passage_the_historian_kept(client, users, finishe
     agents = _cited(AnswerDraft.objects.get(), key)
     assert agents and any(cited_end > end for _, cited_end, _ in agents), (
         "the agent's quote reaches past the passage the historian will keep")
+    assert 'data-testid="answer-quotes-stale"' not in _review(client, finished)
     assert client.post(f"/investigations/{finished.pk}/quote/",
                        {"document": key, "start": start, "end": end}).status_code == 302
+    assert 'data-testid="answer-quotes-stale"' in _review(client, finished)
 
     client.post(_draft_url(finished))
     draft = AnswerDraft.objects.filter(investigation=finished).order_by("-id").first()
@@ -328,4 +330,6 @@ def test_the_answer_quotes_the_passage_the_historian_kept(client, users, finishe
     for cited_start, cited_end, sentence in cited:
         assert start <= cited_start < cited_end <= end, "only the kept passage is cited"
         assert sentence == " ".join(text[cited_start:cited_end].split())
-    assert f"evidence={cited[0][0]}-{cited[0][1]}" in _review(client, finished)
+    page = _review(client, finished)
+    assert f"evidence={cited[0][0]}-{cited[0][1]}" in page
+    assert 'data-testid="answer-quotes-stale"' not in page
