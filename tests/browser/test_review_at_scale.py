@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -15,6 +16,7 @@ from tests.browser.conftest import ask, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 EXTRA = PAGE_SIZE + 8  # held sources added: a second page, and 30 on the timeline
 QUESTION = "Que disent Le Gaulois et L'Intransigeant du discours de M. Lejeune sur les céréales ?"
 
@@ -60,6 +62,7 @@ def test_many_held_sources_are_paged_filtered_and_one_moves_to_the_top_at_once(
     assert placed >= 30 and markers.count() == placed - merged
     assert len(set(markers.evaluate_all("els => els.map(e => e.getAttribute('coords'))"))) == (
         markers.count()), "no two markers share a place"
+    page.get_by_test_id("timeline").screenshot(path=SCREENSHOTS / "timeline-at-scale.png")
     held = page.locator("#held article.source.state-held")
     expect(held).to_have_count(PAGE_SIZE)
     pager = page.get_by_test_id("pager-held").first
