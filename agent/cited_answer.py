@@ -14,7 +14,7 @@ from django.http import Http404
 from agent.engine.answer import AnswerMaterial, AnswerSource, EvidencePassage
 from agent.models import AnswerDraft, Investigation, Verdict
 from agent.selectors import SourceState
-from agent.source_review import ReviewedSource, reviewed_sources
+from agent.source_review import Evidence, ReviewedSource, reviewed_sources
 
 
 def accepted_in_force(rows: list[ReviewedSource]) -> list[ReviewedSource]:
@@ -60,6 +60,7 @@ class ShownAnswer:
     draft: AnswerDraft | None
     drafts: list[AnswerDraft]  # newest first
     decisions_changed: bool
+    quotes_changed: bool = False  # a quote was kept in the viewer after the draft
 
     @property
     def is_latest(self) -> bool:
@@ -85,7 +86,10 @@ def shown_answer(investigation: Investigation, rows: list[ReviewedSource],
         if draft is None:
             raise Http404("No such draft of this investigation's answer")
     changed = draft is not None and decisions_changed(draft, rows)
-    return ShownAnswer(draft=draft, drafts=drafts, decisions_changed=changed)
+    quotes = draft is not None and investigation.evidence_picks.filter(
+        created_at__gt=draft.created_at).exists()
+    return ShownAnswer(draft=draft, drafts=drafts, decisions_changed=changed,
+                       quotes_changed=quotes)
 
 
 def latest_draft(investigation: Investigation) -> AnswerDraft | None:
@@ -106,7 +110,8 @@ def _passages(investigation: Investigation,
 
     A source the historian accepted against the agent has no accepting verdict: the evidence
     the review page quotes for it stands in (the span another verdict cites, else the opening
-    sentences of its best passage).
+    sentences of its best passage). A quote the historian kept in the viewer is in force over
+    the agent's: it is the source's one passage, under the sub-question of the agent's first.
     """
     keys = [row.document_key for row in accepted]
     verdicts = (investigation.verdicts.filter(document_key__in=keys,
@@ -126,10 +131,28 @@ def _passages(investigation: Investigation,
                                             verdict.sub_question_index))
     for row in accepted:
         evidence = row.evidence
-        if (row.document_key in found or evidence is None or evidence.start is None
-                or evidence.end is None):
+        picked = evidence is not None and evidence.origin == "historian"
+        if ((row.document_key in found and not picked) or evidence is None
+                or evidence.start is None or evidence.end is None):
             continue
-        index = row.sub_question_indexes[0] if row.sub_question_indexes else None
+        agents = found.get(row.document_key)
+        if agents:
+            index = agents[0].sub_question_index
+        else:
+            index = row.sub_question_indexes[0] if row.sub_question_indexes else None
         found[row.document_key] = [EvidencePassage(evidence.start, evidence.end,
-                                                   evidence.text, index)]
+                                                   _document_text(row, evidence), index)]
     return found
+
+
+def _document_text(row: ReviewedSource, evidence: Evidence) -> str:
+    """The document's own characters in the quote's range when they are at hand, else its text.
+
+    A picked quote is stored with its spaces folded; the document's characters let the
+    extractive drafter cite each quoted sentence by its own offsets.
+    """
+    text = getattr(row.document, "text", None)
+    if (evidence.origin == "historian" and isinstance(text, str) and evidence.start is not None
+            and evidence.end is not None and evidence.end <= len(text)):
+        return text[evidence.start:evidence.end]
+    return evidence.text

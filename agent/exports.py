@@ -39,6 +39,7 @@ from agent.source_review import (
     order_in_force,
     reviewed_sources,
 )
+from archive.locators import page_bounds, page_locator
 
 CSV_BOM = "\ufeff"
 
@@ -106,12 +107,31 @@ class Citation:
         return f"Decided by {self.decider} (historian){when}: {self.state}"
 
 
+class UnknownSelection(ValueError):
+    """A selection names a source that is neither accepted nor held in this investigation."""
+
+
 def citations(investigation: Investigation, *, include_held: bool = False,
-              rows: list[ReviewedSource] | None = None) -> list[Citation]:
-    """Build citations of the accepted sources (held ones on request) in the order in force."""
+              rows: list[ReviewedSource] | None = None,
+              selected: list[str] | None = None) -> list[Citation]:
+    """Build citations of the accepted sources (held ones on request) in the order in force.
+
+    ``selected`` (document keys) narrows them to the historian's choice among the accepted and
+    held sources, in the order in force; a key that is neither raises ``UnknownSelection``.
+    """
     wanted = {SourceState.ACCEPTED, SourceState.HELD} if include_held else {SourceState.ACCEPTED}
     if rows is None:
         rows = reviewed_sources(investigation)
+    if selected is not None:
+        chosen = set(selected)
+        citable = {row.document_key for row in rows
+                   if row.state in (SourceState.ACCEPTED, SourceState.HELD)}
+        unknown = sorted(chosen - citable)
+        if unknown:
+            raise UnknownSelection(
+                f"Not an accepted or held source of this investigation: {unknown[0][:200]}")
+        rows = [row for row in rows if row.document_key in chosen]
+        wanted = {SourceState.ACCEPTED, SourceState.HELD}
     return [_citation(row, investigation.policy_label) for row in rows if row.state in wanted]
 
 
@@ -129,7 +149,8 @@ def _citation(source: ReviewedSource, policy: str) -> Citation:
         sub_corpus=source.sub_corpus,
         genre=doc.sub_corpus.genre if doc is not None else "",
         date=doc.date.isoformat() if doc is not None and doc.date else "",
-        page=getattr(doc, "page", "") or "",
+        page=page_locator(doc, evidence.start if evidence else None,
+                          evidence.end if evidence else None),
         url=getattr(doc, "url", "") or "",
         ocr_confidence=getattr(doc, "ocr_confidence", None),
         quote=evidence.text if evidence else "",
@@ -173,7 +194,7 @@ def to_bibtex(items: list[Citation], investigation: Investigation) -> str:
             "journal" if item.genre == "press" else "howpublished": item.publication,
             "date": item.date,
             "year": item.date[:4],
-            "pages": item.page,
+            "pages": "--".join(part for part in page_bounds(item.page) if part),
             "url": item.url,
             "annote": item.rationale,
             "note": item.notes_attributed,
@@ -206,7 +227,8 @@ def to_ris(items: list[Citation], investigation: Investigation) -> str:
             "notes": [note for note in notes if note],
             "abstract": item.quote,
             "keywords": [item.sub_corpus],
-            "start_page": item.page,
+            "start_page": page_bounds(item.page)[0],
+            "end_page": page_bounds(item.page)[1],
             "custom1": item.decider,
             "custom2": item.decided_at,
             "custom3": item.quote_span,
@@ -253,7 +275,7 @@ def to_csl_json(items: list[Citation], investigation: Investigation) -> str:
         if item.url:
             record["URL"] = item.url
         if item.page:
-            record["section" if item.genre != "press" else "page"] = item.page
+            record["page"] = item.page
         records.append(record)
     return json.dumps(records, ensure_ascii=False, indent=2)
 
@@ -297,7 +319,8 @@ def to_markdown(items: list[Citation], investigation: Investigation) -> str:
     for position, item in enumerate(items, start=1):
         marker = f"{position}. "
         indent = " " * len(marker)
-        where = ", ".join(p for p in (item.publication, item.date, item.page) if p)
+        page = f"p. {item.page}" if item.page[:1].isdigit() else item.page
+        where = ", ".join(p for p in (item.publication, item.date, page) if p)
         head = f"**{md_text(item.title)}**" + (f" — {md_text(where)}" if where else "")
         lines.append(f"{marker}{head} ({md_code(item.key)})")
         block = []
@@ -466,11 +489,16 @@ FORMATS: dict[str, ExportFormat] = {
 }
 
 
-def render_export(investigation: Investigation, fmt: str) -> tuple[str, str, str]:
-    """Return (body, content type, file name) for one export format."""
+def render_export(investigation: Investigation, fmt: str,
+                  selected: list[str] | None = None) -> tuple[str, str, str]:
+    """Return (body, content type, file name) for one export format.
+
+    ``selected`` exports only those sources (see `citations`); the file name says so.
+    """
     if fmt not in FORMATS:
         raise ValueError(f"Unknown export format {fmt!r}")
     export_format = FORMATS[fmt]
-    filename = f"trace-investigation-{investigation.pk}.{export_format.extension}"
-    body = export_format.write(citations(investigation), investigation)
+    part = "-selection" if selected is not None else ""
+    filename = f"trace-investigation-{investigation.pk}{part}.{export_format.extension}"
+    body = export_format.write(citations(investigation, selected=selected), investigation)
     return body, export_format.content_type, filename

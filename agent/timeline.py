@@ -5,6 +5,10 @@ the links to the sources are an HTML image map whose areas sit where matplotlib 
 marker, so the image holds no markup and every title stays escaped by the template. Sources
 without a date are not placed: the page says how many were left off.
 
+Sources of one sub-corpus on one day in one state are one marker carrying their count (the
+page lists those days with a link to each source); markers of nearby days that would touch are
+set apart on lanes within their row, so thirty or more sources stay readable.
+
 A drawing is kept in the default cache under the hash of everything it shows (dates, rows,
 states, titles, links), so an unchanged review redraws nothing and any change of state redraws.
 """
@@ -16,7 +20,6 @@ import datetime as dt
 import hashlib
 import io
 import json
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -27,8 +30,11 @@ from agent.selectors import Source, SourceState
 
 DPI = 100
 WIDTH_INCHES = 9.0
-ROW_INCHES = 0.55
+ROW_INCHES = 0.9
 MARKER_RADIUS_PX = 8
+PLOT_PX = 600  # the plot area's width, about: the figure less the row names and the legend
+MAX_LANES = 5  # markers of one row set apart on at most this many lanes
+LANE_STEP = 0.19  # a lane's offset from the row's line, in rows (a marker's height apart)
 CACHE_SECONDS = 24 * 3600
 # One look per state: accepted filled, held hollow (readable without colour).
 STYLES: dict[str, dict[str, Any]] = {
@@ -63,6 +69,20 @@ class TimelineArea:
 
 
 @dataclass(frozen=True)
+class TimelineGroup:
+    """Several sources of one sub-corpus, one day and one state: one marker with their count."""
+
+    day: dt.date
+    row: str
+    state: str
+    points: tuple[TimelinePoint, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.points)
+
+
+@dataclass(frozen=True)
 class Timeline:
     image: str  # a data: URL of the PNG
     width: int
@@ -70,6 +90,7 @@ class Timeline:
     areas: tuple[TimelineArea, ...]
     placed: int
     undated: int
+    groups: tuple[TimelineGroup, ...] = ()  # the markers standing for several sources
 
 
 def timeline_points(sources: Sequence[Source], link: Callable[[Source], str]
@@ -98,6 +119,7 @@ def source_timeline(sources: Sequence[Source], link: Callable[[Source], str]
         return None
     if not points:
         return Timeline("", 0, 0, (), 0, undated)
+    groups = tuple(group for group in _groups(points) if group.count > 1)
     payload = json.dumps([asdict(p) for p in points], default=str, sort_keys=True)
     cache_key = "timeline:" + hashlib.sha256(payload.encode()).hexdigest()
     drawn = cache.get(cache_key)
@@ -106,7 +128,37 @@ def source_timeline(sources: Sequence[Source], link: Callable[[Source], str]
         cache.set(cache_key, drawn, CACHE_SECONDS)
     png, width, height, areas = drawn
     return Timeline("data:image/png;base64," + base64.b64encode(png).decode("ascii"),
-                    width, height, tuple(areas), len(points), undated)
+                    width, height, tuple(areas), len(points), undated, groups)
+
+
+def _groups(points: list[TimelinePoint]) -> list[TimelineGroup]:
+    """Gather the points by sub-corpus, day and state, in that order."""
+    found: dict[tuple[str, dt.date, str], list[TimelinePoint]] = {}
+    for point in sorted(points, key=lambda p: (p.row, p.day, p.state, p.key)):
+        found.setdefault((point.row, point.day, point.state), []).append(point)
+    return [TimelineGroup(day, row, state, tuple(members))
+            for (row, day, state), members in found.items()]
+
+
+def _lanes(xs: list[float], gap: float) -> list[int]:
+    """Give each of a row's markers (sorted by x) a lane so that no two on a lane touch.
+
+    Lanes are tried in the order 0, 1, -1, 2, -2 ...; past the last, a marker takes the lane
+    whose last marker is furthest left.
+    """
+    order = [0]
+    for step in range(1, MAX_LANES // 2 + 1):
+        order += [step, -step]
+    order = order[:MAX_LANES]
+    last: dict[int, float] = {}
+    lanes = []
+    for x in xs:
+        free = next((lane for lane in order if lane not in last or x - last[lane] >= gap), None)
+        if free is None:
+            free = min(order, key=lambda lane: last[lane])
+        last[free] = x
+        lanes.append(free)
+    return lanes
 
 
 def _short(name: str, limit: int = 38) -> str:
@@ -119,32 +171,38 @@ def _draw(points: list[TimelinePoint]) -> tuple[bytes, int, int, list[TimelineAr
     from matplotlib.figure import Figure
 
     rows = sorted({p.row for p in points})
-    # Sources of one row on one day are spread a little, so each keeps its own marker.
-    same_day = Counter((p.row, p.day) for p in points)
-    seen: Counter = Counter()
-    placed = []
-    for point in sorted(points, key=lambda p: (p.row, p.day, p.state, p.key)):
-        group = (point.row, point.day)
-        offset = (seen[group] - (same_day[group] - 1) / 2) * 0.18
-        seen[group] += 1
-        placed.append((point, mdates.date2num(point.day), rows.index(point.row) + offset))
+    days = [p.day for p in points]
+    first, last = min(days), max(days)
+    pad = max(dt.timedelta(days=3), (last - first) / 12)
+    low, high = mdates.date2num(first - pad), mdates.date2num(last + pad)
+    # Markers closer than this many days would touch in a plot area about 600 px wide.
+    gap = (high - low) * (2.4 * MARKER_RADIUS_PX) / PLOT_PX
+    placed: list[tuple[TimelineGroup, float, float]] = []
+    for row_index, row in enumerate(rows):
+        mine = [group for group in _groups(points) if group.row == row]
+        mine.sort(key=lambda group: (group.day, group.state))
+        xs = [mdates.date2num(group.day) for group in mine]
+        for group, x, lane in zip(mine, xs, _lanes(xs, gap), strict=True):
+            placed.append((group, x, row_index + lane * LANE_STEP))
 
     height_inches = 1.3 + ROW_INCHES * len(rows)
     figure = Figure(figsize=(WIDTH_INCHES, height_inches), dpi=DPI, layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     for state, style in STYLES.items():
-        mine = [(x, y) for point, x, y in placed if point.state == state]
-        if mine:
-            axes.scatter([x for x, _ in mine], [y for _, y in mine], s=90, linewidths=1.6,
+        spots = [(x, y) for group, x, y in placed if group.state == state]
+        if spots:
+            axes.scatter([x for x, _ in spots], [y for _, y in spots], s=90, linewidths=1.6,
                          zorder=3, **style)
+    for group, x, y in placed:
+        if group.count > 1:  # the count, beside its marker
+            axes.annotate(str(group.count), (x, y), xytext=(MARKER_RADIUS_PX + 1, 0),
+                          textcoords="offset pixels", va="center", ha="left", fontsize=9,
+                          fontweight="bold", color="#333333", zorder=4)
     axes.set_yticks(range(len(rows)), [_short(row) for row in rows])
     axes.set_ylim(-0.6, len(rows) - 0.4)
     axes.invert_yaxis()
-    days = [p.day for p in points]
-    first, last = min(days), max(days)
-    pad = max(dt.timedelta(days=3), (last - first) / 12)
-    axes.set_xlim(mdates.date2num(first - pad), mdates.date2num(last + pad))
+    axes.set_xlim(low, high)
     locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
     axes.xaxis.set_major_locator(locator)
     # Ticks name day and month (or month, or year); the years spanned go below the axis.
@@ -164,9 +222,13 @@ def _draw(points: list[TimelinePoint]) -> tuple[bytes, int, int, list[TimelineAr
     # The layout is the one just saved: place each marker's area in the image's pixels.
     width, height = (round(v) for v in figure.get_size_inches() * DPI)
     areas = []
-    for point, x, y in placed:
+    for group, x, y in placed:
         px, py = axes.transData.transform((x, y))
+        point = group.points[0]
+        title = f"{point.title} ({point.day.isoformat()}, {point.state})"
+        if group.count > 1:
+            title = (f"{group.count} {group.state} sources on {group.day.isoformat()}: "
+                     + "; ".join(p.title for p in group.points))
         areas.append(TimelineArea(round(px), round(height - py), MARKER_RADIUS_PX, point.href,
-                                  f"{point.title} ({point.day.isoformat()}, {point.state})",
-                                  point.state, point.key))
+                                  title, group.state, point.key))
     return buffer.getvalue(), width, height, areas

@@ -21,7 +21,7 @@ from agent.comparisons import (
     investigation_comparison_csv,
     investigations_compared,
 )
-from agent.exports import FORMATS, render_export
+from agent.exports import FORMATS, UnknownSelection, render_export
 from agent.forms import AskForm, BatchForm, InvestigationFileForm, RunAgainForm
 from agent.investigation_file import InvestigationFileError, file_name, investigation_file
 from agent.judges import LEARNT, judge_in_use
@@ -36,6 +36,7 @@ from archive.models import SubCorpus
 from archive.params import natural, natural_param, span_param
 from archive.selectors import document_by_key
 
+MAX_SELECTED = 1000  # sources one export of a selection may name
 
 def investigation_list(request):
     query = request.GET.get("q", "").strip()
@@ -309,7 +310,18 @@ def export(request, pk: int, fmt: str):
     context = _viewer_context(request, pk)
     if fmt not in FORMATS:
         return HttpResponseBadRequest(f"Unknown format; choose one of {', '.join(FORMATS)}")
-    body, content_type, filename = render_export(context["investigation"], fmt)
+    selected = None
+    if "selection" in request.GET or "doc" in request.GET:
+        selected = request.GET.getlist("doc")
+        problem = ("Select at least one source to export." if not selected else
+                   f"Select at most {MAX_SELECTED} sources." if len(selected) > MAX_SELECTED
+                   else "")
+        if problem:
+            return HttpResponseBadRequest(problem, content_type="text/plain; charset=utf-8")
+    try:
+        body, content_type, filename = render_export(context["investigation"], fmt, selected)
+    except UnknownSelection as exc:  # names the key sent: plain text, never markup
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

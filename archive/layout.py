@@ -155,6 +155,37 @@ def layout_span(layout: DocumentLayout, char_start: int, char_end: int) -> Layou
     return LayoutSpan(tuple(pages), tuple(covered), _mean(confidences), len(confidences))
 
 
+def page_range(layout: DocumentLayout, char_start: int, char_end: int) -> tuple[int, int] | None:
+    """Return the first and last page numbers ``[char_start, char_end)`` is printed on."""
+    pages = layout_span(layout, char_start, char_end).pages
+    return (min(pages), max(pages)) if pages else None
+
+
+@dataclass(frozen=True)
+class RatedWord:
+    """One word of the text and the confidence the OCR gave it (ALTO ``WC``)."""
+
+    start: int
+    end: int
+    confidence: float
+
+
+def rated_words(layout: DocumentLayout, text: str, *, below: float = 1.0) -> list[RatedWord]:
+    """Return the words rated under ``below``, in text order (a word ends at a space or block)."""
+    words = []
+    for _, block in layout.blocks():
+        for relative, confidence in zip(block.word_starts, block.word_confidences, strict=True):
+            if confidence >= below:
+                continue
+            start = block.char_start + relative
+            end = start
+            while end < block.char_end and end < len(text) and not text[end].isspace():
+                end += 1
+            if end > start:
+                words.append(RatedWord(start, end, confidence))
+    return words
+
+
 def _mean(values: tuple[float, ...] | list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 

@@ -27,6 +27,7 @@ from archive.embeddings.cache import (
 )
 from archive.embeddings.pool import EmbeddingPool
 from archive.importers import DocumentRecord, RecordError, checked_records, scan_file
+from archive.importers.records import FolderOptions
 from archive.layout import layout_span
 from archive.models import Chunk, ChunkCorrection, CorpusRevision, Document, SubCorpus
 from archive.outbox import apply_pending_logged, record_changes
@@ -196,6 +197,7 @@ def ingest_file(
     on_error: str = "refuse", embed: bool = True,
     provider: EmbeddingProvider | str | None = None, batch_size: int = 25, progress: bool = False,
     commit_every_batch: bool | None = None, workers: int = 0, apply_indexes: bool = True,
+    defaults: FolderOptions | None = None,
 ) -> IngestReport:
     """Import ``path``, streaming it twice: every record is checked before anything is written.
 
@@ -211,7 +213,8 @@ def ingest_file(
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error must be one of {ON_ERROR}")
     path = Path(path)
-    scan = scan_file(path, fmt=fmt, metadata_csv=Path(metadata_csv) if metadata_csv else None)
+    scan = scan_file(path, fmt=fmt, metadata_csv=Path(metadata_csv) if metadata_csv else None,
+                     defaults=defaults)
     if scan.errors and on_error == "refuse":
         raise IngestRefused(path, scan.errors, scan.lines)
     if isinstance(provider, str):

@@ -13,8 +13,10 @@ from django.utils.csp import CSP
 from django.views.decorators.http import require_POST
 
 from archive import selectors, services
+from archive.citation_meta import citation_meta
 from archive.highlight import Span, document_html
 from archive.iiif import iiif_url_problem, image_origin, is_manifest, span_regions
+from archive.layout import DocumentLayout
 from archive.models import Chunk, Document, SubCorpus
 from archive.params import natural_param, span_param
 from archive.quote_moves import quote_moves
@@ -72,7 +74,8 @@ def document_detail(request, pk: int):
         selected = next((c for c in chunks if c.char_start <= span.start < c.char_end), None)
     investigation = natural_param(request, "from")
     token = request.GET.get("token", "")
-    regions = _page_regions(document, span, selected)
+    layout = document.document_layout()
+    regions = _page_regions(layout, document, span, selected)
     iiif = document.iiif_url
     if iiif and iiif_url_problem(iiif):  # checked at import; a row written otherwise is not linked
         iiif = ""
@@ -80,13 +83,19 @@ def document_detail(request, pk: int):
     if investigation is not None and span is not None and not token:
         moves = quote_moves(document.text, span)
     corrections = selectors.corrections_in_force(c.pk for c in chunks)
+    viewer_url = request.build_absolute_uri(reverse("document_detail", args=[document.pk]) + (
+        f"?evidence={span.start}-{span.end}" if span is not None else ""))
     response = render(request, "archive/document.html", {
+        "citation_meta": citation_meta(document, start=span.start if span else None,
+                                       end=span.end if span else None, viewer_url=viewer_url),
         "document": document, "chunks": chunks, "selected": selected, "span": span,
         "moves": moves, "moves_base": _moves_base(request),
         "text_html": document_html(document.text, chunks, span,
                                    selected.pk if selected else None,
-                                   {pk: c.text for pk, c in corrections.items()}),
+                                   {pk: c.text for pk, c in corrections.items()}, layout=layout),
         "corrections": correction_rows(document, chunks, corrections),
+        "shaded": layout is not None and any(block.word_confidences
+                                             for _, block in layout.blocks()),
         "from_investigation": investigation, "token": token, "regions": regions,
         "iiif_link": iiif, "iiif_manifest": bool(iiif) and is_manifest(iiif),
     })
@@ -124,9 +133,9 @@ def chunk_correct(request, pk: int):
                     f"?chunk={chunk.pk}#chunk-{chunk.pk}")
 
 
-def _page_regions(document: Document, span: Span | None, selected) -> list:
+def _page_regions(layout: DocumentLayout | None, document: Document, span: Span | None,
+                  selected) -> list:
     """The page-image regions of the evidence (else the marked chunk) of a scanned document."""
-    layout = document.document_layout()
     if layout is None:
         return []
     if span is not None:

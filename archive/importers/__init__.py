@@ -12,7 +12,8 @@ from django.conf import settings
 from archive.importers.alto import read_alto_folder, xml_files
 from archive.importers.checks import record_problems
 from archive.importers.jsonl import debate_headings, detect_jsonl_format, iter_jsonl
-from archive.importers.records import DocumentRecord, RecordError
+from archive.importers.metadata_csv import GENRES
+from archive.importers.records import DocumentRecord, FolderOptions, RecordError
 from archive.importers.txt import read_txt_folder
 
 FORMATS = ("auto", "shared", "historiqa", "txt", "alto")
@@ -44,6 +45,7 @@ class FileScan:
     path: Path
     format: str
     metadata_csv: Path | None = None
+    defaults: FolderOptions = field(default_factory=FolderOptions)
     records: int = 0
     errors: list[RecordError] = field(default_factory=list)
     headings: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -62,7 +64,8 @@ def _raw_items(scan: FileScan, *, with_headings: bool) -> Iterable[DocumentRecor
         if not scan.path.is_dir():
             raise ValueError(f"{scan.path} is not a folder of ALTO (.xml) files")
         return read_alto_folder(scan.path, scan.metadata_csv,
-                                max_file_bytes=settings.TRACE_ALTO_MAX_FILE_BYTES)
+                                max_file_bytes=settings.TRACE_ALTO_MAX_FILE_BYTES,
+                                defaults=scan.defaults)
     return iter_jsonl(scan.path, scan.format, scan.headings if with_headings else None)
 
 
@@ -99,11 +102,19 @@ def checked_records(
             yield item
 
 
-def scan_file(path: Path, *, fmt: str = "auto", metadata_csv: Path | None = None) -> FileScan:
+def scan_file(path: Path, *, fmt: str = "auto", metadata_csv: Path | None = None,
+              defaults: FolderOptions | None = None) -> FileScan:
     """Check every record of ``path`` without keeping them: errors, counts, debate headings."""
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist")
-    scan = FileScan(path=path, format=resolve_format(path, fmt), metadata_csv=metadata_csv)
+    scan = FileScan(path=path, format=resolve_format(path, fmt), metadata_csv=metadata_csv,
+                    defaults=defaults or FolderOptions())
+    if scan.format != "alto" and scan.defaults != FolderOptions():
+        raise ValueError("--sub-corpus, --genre, --title and --iiif-manifest describe a folder "
+                         "of ALTO pages; the other formats name them in each record or in "
+                         "--metadata")
+    if scan.defaults.genre and scan.defaults.genre not in GENRES:
+        raise ValueError(f"--genre must be one of {', '.join(sorted(GENRES))}")
     debates: list[DocumentRecord] = []
     for item in checked_records(scan, with_headings=False, on_parsed=debates.append):
         if isinstance(item, RecordError):

@@ -14,6 +14,11 @@ The pages of a document (a newspaper issue, a sitting) are grouped, in this orde
    an issue, and a file without a row, is a document of its own, as in a .txt folder;
 3. else every ALTO file is a document of its own, in a sub-corpus named after the folder.
 
+Where the METS or the CSV say nothing, the command line's ``FolderOptions`` do: the
+sub-corpus (instead of the folder's name), its genre, the name documents are titled by, and a
+IIIF manifest file naming the pages' images (``iiif_manifest``: a canvas naming an ALTO file is
+that page's; else, in a one-document folder with as many canvases as pages, by position).
+
 Only regular files inside the folder are read (``folder_files``): a symbolic link among the
 pages, or on the way to a page a METS file names, is refused with its name. Pages are read one at
 a time (``alto_page``); a document with a refused page is refused whole, each bad page reported
@@ -25,22 +30,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
 from archive.importers.alto_page import is_alto_root, read_alto_page
 from archive.importers.alto_text import AltoTextBuilder
 from archive.importers.folder_files import inside, regular_files
+from archive.importers.iiif_manifest import ManifestCanvas, read_manifest
 from archive.importers.metadata_csv import read_metadata_csv, row_sub_corpus
 from archive.importers.mets import METS_ROOT, PageReference, read_mets
 from archive.importers.records import (
     DocumentRecord,
+    FolderOptions,
     RecordError,
     dated_title,
     iiif_value,
     parse_date,
     slug_for,
-    sub_corpus_info,
 )
 from archive.importers.safe_xml import root_tag
 
@@ -69,10 +75,13 @@ def is_mets_file(path: Path) -> bool:
 
 
 def read_alto_folder(
-    folder: Path, metadata_csv: Path | None, *, max_file_bytes: int
+    folder: Path, metadata_csv: Path | None, *, max_file_bytes: int,
+    defaults: FolderOptions | None = None,
 ) -> Iterator[DocumentRecord | RecordError]:
     """Yield one record per document of ``folder`` (see the module docstring), or its errors."""
-    default_slug = slug_for(folder.resolve().name)
+    defaults = defaults or FolderOptions()
+    default_slug = slug_for(defaults.sub_corpus or folder.resolve().name)
+    fallback = _fallback_row(defaults)
     files, refused = regular_files(folder, ".xml")
     yield from refused
     mets = [f for f in files if is_mets_file(f)]
@@ -84,16 +93,45 @@ def read_alto_folder(
                                  "its pages; a metadata CSV is not read with them")
             return
         loose = [f for f in files if f not in mets]
-        planned = _mets_documents(folder, mets, loose, default_slug, max_file_bytes)
+        planned = _mets_documents(folder, mets, loose, default_slug, max_file_bytes, fallback)
     elif metadata_csv:
-        planned = _csv_documents(files, metadata_csv, default_slug)
+        planned = _csv_documents(files, metadata_csv, default_slug, fallback)
     else:
-        planned = (_own_document(f, 0, {}, default_slug, f.name) for f in files)
+        planned = (_own_document(f, 0, fallback, default_slug, f.name) for f in files)
+    if defaults.iiif_manifest is not None:
+        try:
+            canvases = read_manifest(defaults.iiif_manifest)
+        except RecordError as exc:
+            yield exc
+            return
+        planned = _with_manifest(list(planned), canvases, defaults.iiif_manifest.name)
     for item in planned:
         if isinstance(item, RecordError):
             yield item
         else:
             yield from _with_text(*item, max_file_bytes=max_file_bytes)
+
+
+def _with_manifest(planned: list[tuple[DocumentRecord, list[PageFile]] | RecordError],
+                   canvases: list[ManifestCanvas], name: str
+                   ) -> list[tuple[DocumentRecord, list[PageFile]] | RecordError]:
+    """Give the pages without an image the image of their canvas (see the module docstring)."""
+    by_alto = {canvas.alto: canvas for canvas in canvases if canvas.alto}
+    documents = [item for item in planned if not isinstance(item, RecordError)]
+    if not by_alto:
+        pages = documents[0][1] if len(documents) == 1 else []
+        if len(documents) != 1 or len(pages) != len(canvases):
+            count = sum(len(p) for _, p in documents)
+            return [*planned, RecordError(0, (
+                f"{name}: its {len(canvases)} canvases name no ALTO file (seeAlso), so they "
+                f"are matched by position, which needs one document of as many pages; the "
+                f"folder has {len(documents)} document(s) of {count} page(s)"))]
+        by_alto = {PurePosixPath(page.shown).name: canvas
+                   for page, canvas in zip(pages, canvases, strict=True)}
+    return [item if isinstance(item, RecordError) else (item[0], [
+        page if page.image or PurePosixPath(page.shown).name not in by_alto
+        else replace(page, image=by_alto[PurePosixPath(page.shown).name].image)
+        for page in item[1]]) for item in planned]
 
 
 def _with_text(record: DocumentRecord, pages: list[PageFile], *, max_file_bytes: int
@@ -121,8 +159,24 @@ def _with_text(record: DocumentRecord, pages: list[PageFile], *, max_file_bytes:
     yield record
 
 
+def _fallback_row(defaults: FolderOptions) -> dict[str, str]:
+    """The command line's defaults as the CSV columns they stand in for (empty ones left out)."""
+    row = {"sub_corpus_name": defaults.sub_corpus, "genre": defaults.genre,
+           "default_title": defaults.title}
+    return {column: value for column, value in row.items() if value}
+
+
+def _with_fallback(row: dict, fallback: dict[str, str]) -> dict:
+    """A CSV row completed by the command line's defaults where its cells are empty."""
+    given = {column: value for column, value in row.items() if value}
+    if "sub_corpus" in given:  # a row naming its sub-corpus keeps that sub-corpus's name
+        fallback = {c: v for c, v in fallback.items() if c != "sub_corpus_name"}
+    return {**fallback, **given}
+
+
 def _mets_documents(
-    folder: Path, mets: list[Path], loose: list[Path], default_slug: str, max_file_bytes: int
+    folder: Path, mets: list[Path], loose: list[Path], default_slug: str, max_file_bytes: int,
+    fallback: dict[str, str],
 ) -> Iterator[tuple[DocumentRecord, list[PageFile]] | RecordError]:
     root = folder.resolve()
     listed_by: dict[Path, str] = {}
@@ -162,11 +216,16 @@ def _mets_documents(
         if problems:
             yield from problems
             continue
-        publication = described.title
+        publication = described.publication or described.title
+        name = described.title or fallback.get("default_title") or described.external_id
         yield DocumentRecord(
-            line=0, sub_corpus=sub_corpus_info(default_slug), external_id=described.external_id,
-            text="", title=dated_title(publication or described.external_id, date, precision),
+            line=0, sub_corpus=row_sub_corpus(fallback, default_slug, line=0,
+                                              where=mets_file.name),
+            external_id=described.external_id, text="",
+            title=name if described.title and described.publication else dated_title(
+                name, date, precision),
             publication=publication, date=date, date_precision=precision,
+            page=described.pages_label,
             metadata={"filename": mets_file.name},
         ), pages
     for page in loose:
@@ -211,7 +270,7 @@ def _page_path(root: Path, mets_file: Path, reference: PageReference) -> Path:
 
 
 def _csv_documents(
-    files: list[Path], metadata_csv: Path, default_slug: str
+    files: list[Path], metadata_csv: Path, default_slug: str, fallback: dict[str, str]
 ) -> Iterator[tuple[DocumentRecord, list[PageFile]] | RecordError]:
     rows, errors = read_metadata_csv(metadata_csv)
     yield from errors
@@ -229,10 +288,10 @@ def _csv_documents(
         line, row = rows.get(file.name, (0, {}))
         issue = row.get("issue")
         if not issue:
-            yield _own_document(file, line, row, default_slug,
+            yield _own_document(file, line, _with_fallback(row, fallback), default_slug,
                                 file.name + (f" (CSV line {line})" if line else ""))
         elif issues[issue][0][2] == file:
-            yield _issue_document(issue, issues[issue], csv_name, default_slug)
+            yield _issue_document(issue, issues[issue], csv_name, default_slug, fallback)
 
 
 def _own_document(file: Path, line: int, row: dict, default_slug: str, where: str
@@ -243,13 +302,16 @@ def _own_document(file: Path, line: int, row: dict, default_slug: str, where: st
         image = iiif_value(row.get("iiif"), line, f"{where}: ")
     except RecordError as exc:
         return exc
+    if not row.get("title") and row.get("default_title"):
+        record.title = f"{record.title} ({file.stem})"  # one page of many: its file tells it
     record.page = row.get("page", "")
     record.metadata = {"filename": file.name}
     return record, [PageFile(file, file.name, image)]
 
 
 def _issue_document(issue: str, rows: list[tuple[int, dict, Path]], csv_name: str,
-                    default_slug: str) -> tuple[DocumentRecord, list[PageFile]] | RecordError:
+                    default_slug: str, fallback: dict[str, str]
+                    ) -> tuple[DocumentRecord, list[PageFile]] | RecordError:
     """The pages of one issue, in order, described by their rows' agreeing columns."""
     ordered = []
     images: dict[Path, str] = {}
@@ -280,8 +342,8 @@ def _issue_document(issue: str, rows: list[tuple[int, dict, Path]], csv_name: st
             first_line.setdefault(column, line)
     line = min(line for line, _, _ in rows)
     try:
-        record = _described(described, line, f"issue {issue} (CSV line {line})", default_slug,
-                            default_id=issue)
+        record = _described(_with_fallback(described, fallback), line,
+                            f"issue {issue} (CSV line {line})", default_slug, default_id=issue)
     except RecordError as exc:
         return exc
     record.metadata = {"issue": issue}
@@ -299,6 +361,7 @@ def _described(row: dict, line: int, where: str, default_slug: str, *, default_i
     publication = row.get("publication", "")
     return DocumentRecord(
         line=line, sub_corpus=info, external_id=row.get("external_id") or default_id, text="",
-        title=row.get("title") or dated_title(publication or default_id, date, precision),
+        title=row.get("title") or dated_title(
+            publication or row.get("default_title") or default_id, date, precision),
         publication=publication, date=date, date_precision=precision, url=row.get("url", ""),
     )

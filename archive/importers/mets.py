@@ -9,7 +9,11 @@
   the page whose ``PHYSICAL`` div points at it (a trailing ``/info.json`` is dropped); it is
   checked where the page is read (``archive/iiif.py``), never fetched.
 - Description: the first MODS record (``dmdSec``) with a ``titleInfo/title`` or an
-  ``originInfo/dateIssued``; the external id is the METS ``OBJID``, else the file's stem.
+  ``originInfo/dateIssued``; the external id is the METS ``OBJID``, else the file's stem. Its
+  ``relatedItem type="host"`` title is the publication (the record's own title then titles the
+  document as it is), its ``part/extent unit="pages"`` (``start``, ``end``) the pages; without
+  an extent, the ``ORDERLABEL`` of the first and last pages of the ``PHYSICAL`` map, when both
+  are whole numbers.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ class MetsDocument:
     title: str = ""
     date: str = ""  # YYYY, YYYY-MM or YYYY-MM-DD
     date_line: int = 0
+    publication: str = ""  # the host's title (relatedItem type="host"), when the MODS has one
+    pages_label: str = ""  # "5" or "5-8": the printed pages, from the MODS extent or ORDERLABELs
     pages: list[PageReference] = field(default_factory=list)
     # The other local references (a path or a file: URL, not a page): never read, only checked.
     others: list[PageReference] = field(default_factory=list)
@@ -82,7 +88,10 @@ def read_mets(path: Path, shown: str, *, max_bytes: int) -> MetsDocument:
     images = _page_images(root, set(files))
     files = {i: replace(reference, image=images[i][0], image_line=images[i][1])
              if i in images else reference for i, reference in files.items()}
-    ordered = _physical_order(root, set(files))
+    ordered, labels = _physical_order(root, set(files))
+    if not document.pages_label and labels and labels[0].isdigit() and labels[-1].isdigit():
+        first, last = labels[0], labels[-1]
+        document.pages_label = first if first == last else f"{first}-{last}"
     document.pages = [files[i] for i in ordered] + [
         reference for i, reference in files.items() if i not in set(ordered)
     ]
@@ -104,6 +113,19 @@ def _describe(root: Any, document: MetsDocument, shown: str) -> None:
         if title is None and issued is None:
             continue
         document.title = " ".join((title.text or "").split()) if title is not None else ""
+        host = next((item for item in mods.iter(_mods("relatedItem"))
+                     if (item.get("type") or "") == "host"), None)
+        host_title = (host.find(f"{_mods('titleInfo')}/{_mods('title')}")
+                      if host is not None else None)
+        if host_title is not None:
+            document.publication = " ".join((host_title.text or "").split())
+        for extent in mods.iter(_mods("extent")):
+            if (extent.get("unit") or "").lower() not in ("pages", "page"):
+                continue
+            start = " ".join((extent.findtext(_mods("start")) or "").split())
+            end = " ".join((extent.findtext(_mods("end")) or "").split())
+            document.pages_label = "-".join(p for p in (start, end) if p)[:100]
+            break
         if issued is not None and (issued.text or "").strip():
             match = _ISSUED.match(issued.text)
             if not match:
@@ -137,13 +159,15 @@ def _page_images(root: Any, alto_ids: set[str]) -> dict[str, tuple[str, int]]:
     return images
 
 
-def _physical_order(root: Any, alto_ids: set[str]) -> list[str]:
-    """Return the ALTO file ids in the order the PHYSICAL structMap gives their pages."""
+def _physical_order(root: Any, alto_ids: set[str]) -> tuple[list[str], list[str]]:
+    """Return the ALTO file ids in the order the PHYSICAL structMap gives their pages, and the
+    pages' ``ORDERLABEL``s in that order ("" where a page has none)."""
     physical = next((s for s in root.iter(_m("structMap"))
                      if (s.get("TYPE") or "").upper() == "PHYSICAL"), None)
     if physical is None:
-        return []
+        return [], []
     pages: list[tuple[str | None, list[str]]] = []
+    labels: dict[str, str] = {}
     for div in physical.iter(_m("div")):
         ids = [
             pointer.get("FILEID") for fptr in div.findall(_m("fptr"))
@@ -152,9 +176,11 @@ def _physical_order(root: Any, alto_ids: set[str]) -> list[str]:
         ]
         if ids:
             pages.append((div.get("ORDER"), ids))
+            labels.setdefault(ids[0], (div.get("ORDERLABEL") or "").strip())
     if pages and all(order and order.strip().isdigit() for order, _ in pages):
         pages.sort(key=lambda page: int(page[0] or 0))  # stable: equal orders keep file order
     seen: dict[str, None] = {}
     for _, ids in pages:
         seen.update(dict.fromkeys(i for i in ids if i not in seen))
-    return list(seen)
+    ordered = list(seen)
+    return ordered, [labels[i] for i in ordered if i in labels]

@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from django.utils.text import slugify
 
@@ -56,6 +57,23 @@ def sub_corpus_info(slug: str, source: str = "", genre: str | None = None) -> Su
         debates = slug.startswith("debats") or "journal officiel" in haystack
         genre = "debates" if debates or "débat" in haystack else "press"
     return SubCorpusInfo(slug, source or slug, genre, language=DEFAULT_LANGUAGE)
+
+
+@dataclass(frozen=True)
+class FolderOptions:
+    """What the command line says of a folder of ALTO pages beyond its METS or CSV.
+
+    Where those say nothing: ``sub_corpus`` is the sub-corpus's name (its slug made from it)
+    instead of the folder's; ``genre`` one of the CSV's genres; ``title`` the name documents are
+    titled by (with their date, and a page of its own with its file's stem) instead of their
+    external id. ``iiif_manifest`` is a IIIF Presentation manifest file naming the pages' images
+    (`iiif_manifest.py`).
+    """
+
+    sub_corpus: str = ""
+    genre: str = ""
+    title: str = ""
+    iiif_manifest: Path | None = None
 
 
 @dataclass

@@ -104,3 +104,26 @@
   });
   document.addEventListener("dragend", function () { dragged = null; });
 }());
+
+// The review page's timeline: on a narrow screen the image shrinks to the page's width and its
+// image map's circles shrink with it (coordinates are the drawing's pixels).
+(function () {
+  "use strict";
+  function fit() {
+    document.querySelectorAll(".timeline-figure img[usemap]").forEach(function (image) {
+      var drawn = parseInt(image.getAttribute("width"), 10);
+      var map = document.querySelector("map[name='" + image.getAttribute("usemap").slice(1) + "']");
+      if (!drawn || !map || !image.clientWidth) { return; }
+      var scale = image.clientWidth / drawn;
+      map.querySelectorAll("area").forEach(function (area) {
+        if (!area.hasAttribute("data-coords")) { area.setAttribute("data-coords", area.getAttribute("coords")); }
+        area.setAttribute("coords", area.getAttribute("data-coords").split(",").map(function (value) {
+          return Math.round(parseInt(value, 10) * scale);
+        }).join(","));
+      });
+    });
+  }
+  document.addEventListener("DOMContentLoaded", fit);
+  window.addEventListener("load", fit);
+  window.addEventListener("resize", fit);
+}());

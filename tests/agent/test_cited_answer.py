@@ -301,3 +301,35 @@ def test_dropped_sentences_are_counted_on_the_page_and_in_the_export(client, use
     assert "Le Gaulois rapporte le discours. [2]" in markdown
     assert "2 sentences dropped: they cited no accepted source." in markdown
     assert "Une source inventée" not in markdown
+
+
+def _cited(draft: AnswerDraft, key: str) -> list[tuple[int, int, str]]:
+    return [(citation.start, citation.end, sentence.text)
+            for section in draft.answer_sections for sentence in section.sentences
+            for citation in sentence.citations if citation.document_key == key]
+
+
+def test_the_answer_quotes_the_passage_the_historian_kept(client, users, finished):
+    key = finished.ranked_keys[0]
+    text = _texts()[key]
+    start, end = 0, text.index(" ", len(text) // 2)  # the first half of its one sentence
+    client.force_login(users["alice"])
+    client.post(_draft_url(finished))
+    agents = _cited(AnswerDraft.objects.get(), key)
+    assert agents and any(cited_end > end for _, cited_end, _ in agents), (
+        "the agent's quote reaches past the passage the historian will keep")
+    assert 'data-testid="answer-quotes-stale"' not in _review(client, finished)
+    assert client.post(f"/investigations/{finished.pk}/quote/",
+                       {"document": key, "start": start, "end": end}).status_code == 302
+    assert 'data-testid="answer-quotes-stale"' in _review(client, finished)
+
+    client.post(_draft_url(finished))
+    draft = AnswerDraft.objects.filter(investigation=finished).order_by("-id").first()
+    cited = _cited(draft, key)
+    assert cited, "the source is still cited"
+    for cited_start, cited_end, sentence in cited:
+        assert start <= cited_start < cited_end <= end, "only the kept passage is cited"
+        assert sentence == " ".join(text[cited_start:cited_end].split())
+    page = _review(client, finished)
+    assert f"evidence={cited[0][0]}-{cited[0][1]}" in page
+    assert 'data-testid="answer-quotes-stale"' not in page

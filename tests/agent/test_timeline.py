@@ -106,3 +106,42 @@ def test_any_span_of_dates_is_drawn_without_a_locator_warning(days):
     assert png.startswith(b"\x89PNG") and len(areas) == len(days)
     assert all(0 < a.x < width and 0 < a.y < height for a in areas)
     assert areas[0].x < areas[-1].x or len(days) == 1
+
+
+def test_thirty_sources_stay_apart_and_a_crowded_day_is_one_counted_marker():
+    import datetime as dt
+    import math
+
+    from PIL import Image
+
+    from agent.timeline import MARKER_RADIUS_PX, TimelinePoint, _draw, _groups
+
+    start = dt.date(1887, 2, 1)
+    # 30 sources of one sub-corpus on 24 days in a row, six of them on 10 February, and a few
+    # held ones among them: as many markers as the review of a long run shows.
+    days = [*range(24), *([9] * 5), 30]
+    points = [TimelinePoint(f"gaulois:{i}", f"Le Gaulois n° {i}", start + dt.timedelta(days=d),
+                            "Le Gaulois", "held" if i % 7 == 3 and i < 24 else "accepted",
+                            f"/s/{i}")
+              for i, d in enumerate(days)]
+    groups = _groups(points)
+    crowded = [g for g in groups if g.count > 1]
+    assert [(g.day, g.state, g.count) for g in crowded] == [(dt.date(1887, 2, 10), "accepted", 6)]
+    png, width, height, areas = _draw(points)
+    assert len(areas) == len(groups) == len(points) - 5
+    # No two markers touch: their centres are a marker's width apart, at least.
+    for a, b in ((a, b) for i, a in enumerate(areas) for b in areas[i + 1:]):
+        assert math.dist((a.x, a.y), (b.x, b.y)) >= 1.5 * MARKER_RADIUS_PX, (a, b)
+    counted = next(a for a in areas if a.title.startswith("6 accepted sources on 1887-02-10"))
+    assert all(f"Le Gaulois n° {i}" in counted.title for i, d in enumerate(days) if d == 9)
+    # The count is drawn beside its marker: dark pixels to its right, none beside a lone one.
+    image = Image.open(io.BytesIO(png)).convert("L")
+    assert image.size == (width, height)
+
+    def dark_beside(area) -> int:
+        return sum(1 for dx in range(MARKER_RADIUS_PX + 1, MARKER_RADIUS_PX + 10)
+                   for dy in range(-4, 5) if image.getpixel((area.x + dx, area.y + dy)) < 90)
+
+    assert dark_beside(counted) > 3
+    lone = next(a for a in areas if a.title.startswith("Le Gaulois n° 29 "))
+    assert dark_beside(lone) == 0

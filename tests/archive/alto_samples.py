@@ -167,10 +167,14 @@ def issue_confidences(*, eclate_wc: float = 0.41) -> list[float]:
 
 
 def mets_xml(*, objid: str, title: str, date: str, files: list[tuple[str, str]],
-             order: list[str], iiif: dict[str, str] | None = None) -> str:
+             order: list[str], iiif: dict[str, str] | None = None, host: str = "",
+             extent: tuple[str, str] | None = None, labels: list[str] | None = None) -> str:
     """A METS file: ``files`` (id, href) in its fileSec, ``order`` (ids) in its PHYSICAL map;
-    ``iiif`` (ALTO file id -> URL) adds a IIIF fileGrp pointed at by the same page divs."""
+    ``iiif`` (ALTO file id -> URL) adds a IIIF fileGrp pointed at by the same page divs;
+    ``host`` a MODS relatedItem host title, ``extent`` its pages (start, end), ``labels`` each
+    page div's ORDERLABEL."""
     iiif = iiif or {}
+    labels = labels or []
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         '<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:mods="http://www.loc.gov/mods/v3"',
@@ -182,6 +186,10 @@ def mets_xml(*, objid: str, title: str, date: str, files: list[tuple[str, str]],
         f"<mods:titleInfo><mods:title>{title}</mods:title></mods:titleInfo>",
         f'<mods:originInfo><mods:dateIssued encoding="w3cdtf">{date}</mods:dateIssued>'
         "</mods:originInfo>",
+        *([f'<mods:relatedItem type="host"><mods:titleInfo><mods:title>{host}</mods:title>'
+           "</mods:titleInfo></mods:relatedItem>"] if host else []),
+        *([f'<mods:part><mods:extent unit="pages"><mods:start>{extent[0]}</mods:start>'
+           f"<mods:end>{extent[1]}</mods:end></mods:extent></mods:part>"] if extent else []),
         "</mods:mods>",
         "</mets:xmlData>",
         "</mets:mdWrap>",
@@ -206,7 +214,8 @@ def mets_xml(*, objid: str, title: str, date: str, files: list[tuple[str, str]],
     out += ["</mets:fileGrp>", "</mets:fileSec>",
             '<mets:structMap TYPE="PHYSICAL">', '<mets:div TYPE="physSequence">']
     for position, file_id in enumerate(order, 1):
-        out += [f'<mets:div TYPE="page" ORDER="{position}">',
+        label = f' ORDERLABEL="{labels[position - 1]}"' if position <= len(labels) else ""
+        out += [f'<mets:div TYPE="page" ORDER="{position}"{label}>',
                 f'<mets:fptr FILEID="IMG_{file_id}"/>', f'<mets:fptr FILEID="{file_id}"/>',
                 *([f'<mets:fptr FILEID="IIIF_{file_id}"/>'] if file_id in iiif else []),
                 "</mets:div>"]

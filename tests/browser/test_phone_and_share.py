@@ -47,6 +47,12 @@ def test_every_page_fits_a_phone_without_sideways_scrolling(
         slug="jorf-debats-annexes", genre="debates",
         name="Journal officiel de la République française, débats parlementaires de la Chambre "
              "des députés et documents annexés")
+    # Another run of the owner's with a long question: the live page's "Compare with" select
+    # lists it whole, and must not widen the page.
+    Investigation.objects.create(
+        owner=investigation.owner, status="finished",
+        question="Comment la presse parisienne de février et mars 1887 rend-elle compte des "
+                 "débats de la Chambre sur le relèvement des droits de douane sur les céréales ?")
     batch = Batch.objects.create(owner=investigation.owner, name="Questions de février")
     Investigation.objects.filter(pk=pk).update(batch=batch, qid="q-1",
                                                gold_keys=investigation.ranked_keys[:1])
@@ -73,7 +79,18 @@ def test_every_page_fits_a_phone_without_sideways_scrolling(
         page.goto(base + path)
         page.wait_for_load_state("networkidle")
         assert _overflow(page) <= 0, f"the {name} page is wider than the phone"
+        if name == "review" and page.get_by_test_id("timeline-image").count():
+            # The timeline shrinks to the phone's width, its markers' links with it.
+            image = page.get_by_test_id("timeline-image")
+            box = image.bounding_box()
+            assert box is not None and box["x"] + box["width"] <= PHONE["width"]
+            drawn = int(image.get_attribute("width"))
+            area = page.locator("map[name=timeline-map] area").first
+            x, y, radius = (int(v) for v in area.get_attribute("coords").split(","))
+            x0, y0, _ = (int(v) for v in area.get_attribute("data-coords").split(","))
+            assert abs(x - round(x0 * box["width"] / drawn)) <= 3 and radius < 8
         if name == "live":
+            expect(page.locator(".compare-with select")).to_be_visible()
             page.screenshot(path=SCREENSHOTS / "phone-live.png", full_page=False)
     # The top bar wraps: every link and the log-out button stay on screen.
     page.goto(f"{base}/investigations/")

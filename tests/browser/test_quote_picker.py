@@ -44,3 +44,10 @@ def test_the_historian_picks_the_sentence_a_source_is_quoted_for(
     assert " ".join(kept.locator("blockquote.evidence p").inner_text().split()) == longer
     kept.locator("details.agent-quote summary").click()
     expect(kept.locator("details.agent-quote p")).to_have_text(agent_quote)
+
+    # The cited answer quotes the kept passage: the sentence added to it is in the answer.
+    added = " ".join(longer[len(before):].split())[:30]
+    assert added and added not in agent_quote
+    page.get_by_role("button", name="Draft the answer").click()
+    answer = page.locator("section.answer .answer-body")
+    expect(answer).to_contain_text(added)

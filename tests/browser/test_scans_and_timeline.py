@@ -89,6 +89,10 @@ def test_alto_evidence_shows_its_page_region_and_the_text_when_the_image_fails(
     assert requested == [f"{IIIF}/pj-f1/120,320,1150,900/max/0/default.jpg"]
     expect(page.locator("mark.evidence#highlight")).to_contain_text("Le conseil des ministres")
     expect(page.get_by_test_id("page-regions")).to_contain_text("Page 1 as scanned")
+    # Each word is shaded by its OCR confidence, under a legend naming the bands.
+    expect(page.get_by_test_id("ocr-legend")).to_be_visible()
+    expect(page.locator("mark.evidence .ocr-low")).to_have_text("l'Élysée")
+    assert page.locator(".doc-text .ocr-mid").all_inner_texts() == ["exposé", "Chambre"]
     page.set_viewport_size({"width": 1000, "height": 760})
     page.evaluate("window.scrollTo(0, 0)")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -167,6 +171,15 @@ def test_review_timeline_links_each_source_and_the_ocr_confidence_filters_and_ex
         Path(info.value.path()).read_text(encoding="utf-8-sig")))}
     assert rows[gaulois.key]["ocr_confidence"] == "0.620"
     assert rows[held_key]["ocr_confidence"] == ""
+    # A chosen subset: every accepted source is ticked; untick one and export the rest.
+    page.locator(f'article.source[data-document="{held_key}"] input[form=export-selection]'
+                 ).uncheck()
+    with page.expect_download() as info:
+        page.get_by_test_id("export-selection").locator('button[data-format="csv"]').click()
+    chosen = [row["key"] for row in csv.DictReader(io.StringIO(
+        Path(info.value.path()).read_text(encoding="utf-8-sig")))]
+    assert gaulois.key in chosen and held_key not in chosen
+    assert len(chosen) == len(rows) - 1
 
     # The search page: a floor above it leaves Le Gaulois out, unrated documents stay unless
     # left out too.

@@ -27,7 +27,7 @@ HOSTILE = {
 # Every query parameter and form field a view of this site reads.
 QUERY_NAMES = ["q", "status", "token", "after", "doc", "chunk", "evidence", "from", "to", "start",
                "end", "page", "channel", "sub_corpus", "date_from", "date_to", "moved",
-               "direction", "share", "next", "draft", "a", "b", "ta", "tb"]
+               "direction", "share", "next", "draft", "a", "b", "ta", "tb", "selection"]
 FORM_NAMES = ["question", "sub_corpus", "date_from", "date_to", "document", "decision", "note",
               "direction", "order", "enable", "name", "username", "password", "next", "policy",
               "agent_model", "m_max", "step_budget", "search_limit", "warm_start_limit",

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from archive.embeddings import PROVIDERS
 from archive.importers import FORMATS
+from archive.importers.iiif_manifest import manifest_problem
+from archive.importers.records import FolderOptions
 from archive.outbox import ApplyFailed, apply_pending
 from archive.services import ON_ERROR, IngestFailed, IngestRefused, ingest_file
 
@@ -25,6 +28,18 @@ class Command(BaseCommand):
         parser.add_argument("path")
         parser.add_argument("--format", choices=FORMATS, default="auto")
         parser.add_argument("--metadata", help="CSV of per-file metadata for a .txt or ALTO folder")
+        parser.add_argument("--sub-corpus", default="",
+                            help="ALTO folder: the sub-corpus's name where the METS or CSV name "
+                                 "none (default: the folder's name)")
+        parser.add_argument("--genre", default="",
+                            help="ALTO folder: press, debates or other, where the CSV says none "
+                                 "(default: guessed from the sub-corpus's name)")
+        parser.add_argument("--title", default="",
+                            help="ALTO folder: the name documents the METS or CSV do not title "
+                                 "are titled by, with their date (default: their external id)")
+        parser.add_argument("--iiif-manifest", default="",
+                            help="ALTO folder: a IIIF Presentation 2 or 3 manifest FILE naming "
+                                 "the pages' images (never a URL: the server fetches nothing)")
         parser.add_argument("--on-error", choices=ON_ERROR, default="refuse",
                             help="refuse (default): import nothing if any record is bad, and "
                                  "write in one transaction; skip: import the valid records "
@@ -42,6 +57,9 @@ class Command(BaseCommand):
                                  "this process)")
 
     def handle(self, *args, **options):
+        manifest = options["iiif_manifest"].strip()
+        if problem := manifest_problem(manifest):
+            raise CommandError(problem)
         try:
             report = ingest_file(
                 path=options["path"], fmt=options["format"], metadata_csv=options["metadata"],
@@ -49,6 +67,10 @@ class Command(BaseCommand):
                 provider=options["provider"], batch_size=options["batch_size"],
                 progress=options["verbosity"] > 0,
                 commit_every_batch=options["commit_every_batch"], workers=options["workers"],
+                defaults=FolderOptions(sub_corpus=options["sub_corpus"].strip(),
+                                        genre=options["genre"].strip(),
+                                        title=" ".join(options["title"].split()),
+                                        iiif_manifest=Path(manifest) if manifest else None),
             )
         except (IngestRefused, IngestFailed) as exc:
             raise CommandError(str(exc)) from exc
