@@ -223,10 +223,10 @@ def _run_search(env: LoopEnv, state: LoopState, parsed: SearchArgs, query: str,
     shown, widened = found, []
     if parsed.channel == "temporal":
         # The channel ranks by distance, past any window: only a source within the widening
-        # (a day) of the window asked is held for its date; farther ones are not shown at all.
+        # (a day) of the window asked is kept, held for its date; farther ones are dropped.
+        found = [h for h in found if inside(h, date_from, date_to)]
         shown = [h for h in found if inside(h, parsed.date_from, parsed.date_to)]
-        widened = [h for h in found if not inside(h, parsed.date_from, parsed.date_to)
-                   and inside(h, date_from, date_to)]
+        widened = [h for h in found if not inside(h, parsed.date_from, parsed.date_to)]
     events: list[Event] = [SearchRan(
         channel=parsed.channel, query=query,
         asked_date_from=parsed.date_from, asked_date_to=parsed.date_to,
