@@ -9,10 +9,12 @@ the Ask form and reads the run's page until it has finished. Ctrl-C (SIGINT) the
 everything and the folder is removed.
 
     .venv/bin/python scripts/measure_first_start.py
-    .venv/bin/python scripts/measure_first_start.py --write-doc README.md
+    .venv/bin/python scripts/measure_first_start.py --compare --write-doc README.md
 
 The two durations are printed and, with --write-doc, written into the document's generated block
-`first-start`, with the command and what the machine was doing.
+`first-start`, with the command and what the machine was doing. With --compare a second fresh
+clone is measured without the shipped demo vectors (deleted before the start), so every
+embedding is computed, as before they shipped.
 """
 
 from __future__ import annotations
@@ -149,7 +151,7 @@ def _stop(server: subprocess.Popen) -> None:
             server.wait()
 
 
-def measure(question: str, timeout: float, keep: bool) -> Measurement:
+def measure(question: str, timeout: float, keep: bool, *, shipped: bool = True) -> Measurement:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=True,
                             capture_output=True, text=True).stdout.strip()
     work = Path(tempfile.mkdtemp(prefix="trace-first-start-"))
@@ -157,6 +159,9 @@ def measure(question: str, timeout: float, keep: bool) -> Measurement:
     subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)],
                    check=True)
     (clone / ".venv").symlink_to((ROOT / ".venv").resolve())
+    if not shipped:
+        for path in (clone / "demo" / "historiqa").glob("embeddings-*.npz"):
+            path.unlink()
     port = _free_port()
     password = secrets.token_urlsafe(16)
     env = {k: v for k, v in os.environ.items()
@@ -197,16 +202,23 @@ def measure(question: str, timeout: float, keep: bool) -> Measurement:
                        load_before=load_before, cores=os.cpu_count() or 1)
 
 
-def _table(m: Measurement) -> str:
-    return "\n".join([
-        "| From `manage.py serve` on a fresh clone to … | Seconds |",
-        "|---|---:|",
-        f"| a healthy app (`/healthz` answers 200) | {m.healthy_s:.1f} |",
-        f"| the first question answered (run {m.status}, {m.policy}) | {m.answered_s:.1f} |",
+def _table(runs: list[Measurement]) -> str:
+    heads = ["with the shipped vectors", "without them (all computed)"][: len(runs)]
+    first = runs[0]
+    lines = [
+        "| From `manage.py serve` on a fresh clone to … | " + " | ".join(heads) + " |",
+        "|---|" + "---:|" * len(runs),
+        "| a healthy app (`/healthz` answers 200) | "
+        + " | ".join(f"{m.healthy_s:.1f} s" for m in runs) + " |",
+        "| the first question answered | "
+        + " | ".join(f"{m.answered_s:.1f} s ({m.status})" for m in runs) + " |",
         "",
-        f"Commit {m.commit}, {m.cores} cores, load average {m.load_before} when it started; "
-        f"the question: “{m.question}”. The start said: “{m.seed_line or 'no shipped vectors'}”",
-    ])
+        f"Commit {first.commit}, {first.cores} cores, load average "
+        + " then ".join(m.load_before for m in runs) + " when each started; verdicts by the "
+        f"{first.policy}; the question: “{first.question}”. The start said: "
+        + "; ".join(f"“{m.seed_line or 'no shipped vectors'}”" for m in runs) + ".",
+    ]
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -218,15 +230,19 @@ def main() -> None:
     parser.add_argument("--write-doc", type=Path,
                         help="write the figures into this document's generated block")
     parser.add_argument("--doc-block", default="first-start")
+    parser.add_argument("--compare", action="store_true",
+                        help="also measure a clone without the shipped demo vectors")
     args = parser.parse_args()
     if args.write_doc:
         check_generated_block(args.write_doc, args.doc_block)
-    result = measure(args.question or _first_question(DEFAULT_QUESTIONS), args.timeout,
-                     args.keep)
+    question = args.question or _first_question(DEFAULT_QUESTIONS)
+    runs = [measure(question, args.timeout, args.keep)]
+    if args.compare:
+        runs.append(measure(question, args.timeout, args.keep, shipped=False))
     if args.write_doc:
         command = "python scripts/measure_first_start.py " + " ".join(
             shown_path(Path(a), ROOT) if a == str(args.write_doc) else a for a in sys.argv[1:])
-        write_generated_block(args.write_doc, args.doc_block, _table(result),
+        write_generated_block(args.write_doc, args.doc_block, _table(runs),
                               command=command.strip())
         print(f"wrote {shown_path(args.write_doc, ROOT)}")
 
