@@ -17,6 +17,8 @@ from archive.embeddings.vector_file import (
     vector_file_seed,
     vector_file_write,
 )
+from archive.importers import checked_records, scan_file
+from archive.importers.records import DocumentRecord
 from archive.models import EMBEDDING_DIMENSIONS, Chunk, Document, EmbeddingCache
 from archive.services import ingest_file
 from tests.archive.conftest import shared_line
@@ -191,3 +193,19 @@ def test_a_first_start_loads_the_demo_with_its_shipped_vectors_and_keeps_no_left
     for h, v in zip(chunk_hashes, shipped[:-1], strict=True):
         assert np.dot(stored[h], v) > 0.9999
     assert not EmbeddingCache.objects.exists()
+
+
+def test_the_shipped_demo_vectors_cover_every_chunk_of_the_demo_as_chunked_today():
+    """A change to the demo texts or the chunking fails here: run export_demo_embeddings."""
+    from archive.chunk_pool import chunk_spans
+    from archive.embeddings.local import UseProvider
+    from trace_site.demo_archive import DEMO_CORPUS_FILES, demo_vectors_path
+
+    model = UseProvider().name  # the default provider's; no model is loaded
+    texts = [r.text for path in DEMO_CORPUS_FILES
+             for r in checked_records(scan_file(path), with_headings=False)
+             if isinstance(r, DocumentRecord)]
+    hashes = {span[3] for spans in chunk_spans(texts) for span in spans}
+    shipped = vector_file_read(demo_vectors_path(model), model)
+    assert len(texts) == 1151
+    assert set(shipped.hashes) == hashes
