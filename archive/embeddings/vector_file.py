@@ -1,12 +1,13 @@
 """Vectors shipped in a file, so the demo archive loads without computing its embeddings.
 
 A vector file (``.npz``, read without pickles) holds, for one provider, the SHA-256 of each
-chunk text (32 raw bytes) and its vector as float16 (half the size, cosine unchanged to about
-1e-3), with a JSON header: format, provider name, dimensions, count and a checksum of the
-arrays. ``vector_file_seed`` checks all of it and puts the vectors into ``EmbeddingCache``, where
-an ingest finds them by (content hash, provider) like any cached vector: a chunk whose text
-changed has another hash and is embedded as usual, and a file of another provider, of another
-width, damaged or unreadable is ignored with the reason, so every vector is computed.
+chunk text (32 raw bytes) and its vector as float16 (half the size; on the demo's chunks a
+cosine moves by less than 1e-4), with a JSON header: format, provider name, dimensions, count
+and a checksum of the arrays. ``vector_file_seed`` checks all of it and puts the vectors into
+``EmbeddingCache``, where an ingest finds them by (content hash, provider) like any cached
+vector: a chunk whose text changed has another hash and is embedded as usual, and a file of
+another provider, of another width, damaged or unreadable is ignored with the reason, so every
+vector is computed.
 """
 
 from __future__ import annotations
