@@ -21,14 +21,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agent.durability import sweep_every
 from trace_site import embedded
+from trace_site.demo_archive import DEMO_CORPUS_FILES, demo_vectors_path
 from trace_site.env import env_int, env_str
 from trace_site.secret_key import stored_secret_key
 from trace_site.web_server import WebServerOptions, bind_listener
 
-DEMO_DIR = Path(settings.BASE_DIR) / "demo" / "historiqa"
-# The demo archive is the realistic pool: the gold-bearing documents and the rest of the same
-# sittings (distractors), so what a historian sees matches what the evaluation measures.
-DEMO_CORPUS_FILES = (DEMO_DIR / "corpus.jsonl", DEMO_DIR / "distractors.jsonl")
 # A child that exits within QUICK_EXIT_SECONDS of its start more than three times in a row is
 # restarted after a pause that doubles each time, up to MAX_RESTART_PAUSE seconds.
 QUICK_EXIT_SECONDS = 10
@@ -121,16 +118,31 @@ class Command(BaseCommand):
             self.stdout.write(f"Index {name}: {done}")
 
     def _load_demo_corpus(self) -> None:
+        from archive.embeddings import get_provider
+        from archive.embeddings.cache import cache_release
+        from archive.embeddings.vector_file import vector_file_seed
         from archive.models import Document
 
         if Document.objects.exists():
             return
-        for path in DEMO_CORPUS_FILES:
-            if not path.exists():
-                self.stdout.write(f"No demo corpus at {path}; skipping.")
-                continue
-            self.stdout.write(f"Loading the demo corpus {path.name} (first start only)…")
-            call_command("ingest", str(path))
+        try:
+            model = get_provider().name
+        except ValueError:  # a misconfigured provider: the ingest says what is wrong
+            model = ""
+        # The demo's vectors ship with it: the ingest reuses those that match, computes the rest.
+        seeded = vector_file_seed(demo_vectors_path(model), model) if model else None
+        if seeded is not None:
+            self.stdout.write(seeded.message)
+        try:
+            for path in DEMO_CORPUS_FILES:
+                if not path.exists():
+                    self.stdout.write(f"No demo corpus at {path}; skipping.")
+                    continue
+                self.stdout.write(f"Loading the demo corpus {path.name} (first start only)…")
+                call_command("ingest", str(path))
+        finally:
+            if seeded is not None:  # the shipped vectors no chunk took
+                cache_release(model, seeded.added)
 
     def _start_worker(self, concurrency: int) -> subprocess.Popen:
         return subprocess.Popen(
