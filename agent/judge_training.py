@@ -179,7 +179,8 @@ class DocScores:
                 "median_accepted": statistics.median(counts) if counts else 0.0}
 
 
-def choose_thresholds(rows: list[Row], oof: list[float], gold_of: dict[str, set[str]]
+def choose_thresholds(rows: list[Row], oof: list[float], gold_of: dict[str, set[str]], *,
+                      median_accepted: float = MEDIAN_ACCEPTED_MAX
                       ) -> tuple[Thresholds, dict[str, float]]:
     """Pick accept, hold and screen probabilities on the out-of-fold scores."""
     docs = DocScores.of(rows, oof)
@@ -187,7 +188,7 @@ def choose_thresholds(rows: list[Row], oof: list[float], gold_of: dict[str, set[
     accept_at = None
     for threshold in grid:  # lowest first: the most recall within the bound
         figures = docs.at(threshold, gold_of)
-        if figures["median_accepted"] <= MEDIAN_ACCEPTED_MAX:
+        if figures["median_accepted"] <= median_accepted:
             accept_at = figures
             break
     if accept_at is None:

@@ -22,6 +22,7 @@ from django.db import connection
 from agent.engine.judge_features import FEATURES
 from agent.judge_training import (
     FOLDS,
+    MEDIAN_ACCEPTED_MAX,
     ROUNDS,
     DocScores,
     Row,
@@ -55,6 +56,9 @@ class Command(BaseCommand):
                             help="where the model goes (default: TRACE_JUDGE_MODEL_DIR)")
         parser.add_argument("--fresh", action="store_true", help="collect the rows again")
         parser.add_argument("--limit", type=int, default=0, help="first N questions only")
+        parser.add_argument("--median-accepted", type=float, default=MEDIAN_ACCEPTED_MAX,
+                            help="the accept threshold is the lowest keeping the median number "
+                                 "of sources accepted per question at most this")
         parser.add_argument("--write-doc", type=Path, default=None)
         parser.add_argument("--doc-block", default="judge-training")
 
@@ -110,7 +114,8 @@ class Command(BaseCommand):
                 oof[i] = float(p)
             self.stdout.write(f"fold {fold + 1}/{FOLDS} trained on {len(train)} rows")
             booster.save_model(str(work / f"fold-{fold}.txt"))
-        thresholds, pooled = choose_thresholds(rows, oof, gold_of)
+        thresholds, pooled = choose_thresholds(rows, oof, gold_of,
+                                               median_accepted=options["median_accepted"])
         for fold in range(FOLDS):
             index = [i for i, r in enumerate(rows) if folds[r.qid] == fold]
             fold_rows = [rows[i] for i in index]
@@ -126,7 +131,9 @@ class Command(BaseCommand):
                                            "screen": thresholds.screen}}), encoding="utf-8")
         final = train_booster(rows)
         command = (f"manage.py train_judge --questions "
-                   f"{shown_path(options['questions'], settings.BASE_DIR)}")
+                   f"{shown_path(options['questions'], settings.BASE_DIR)}"
+                   + (f" --median-accepted {options['median_accepted']:g}"
+                      if options["median_accepted"] != MEDIAN_ACCEPTED_MAX else ""))
         card = {
             "trained": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "command": command,
