@@ -74,6 +74,8 @@ def _figures(rows: list[dict], genre_of: dict[str, str]) -> dict[str, float]:
         "median_accepted": statistics.median(
             [len(r.get("extras", {}).get("accepted_ids", ())) for r in rows]) if rows else 0.0,
         "error": wrong / judged if judged else 0.0,
+        "engine_seconds": statistics.median(
+            [r.get("extras", {}).get("engine_seconds", 0.0) for r in rows]) if rows else 0.0,
     }
 
 
@@ -102,8 +104,8 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read the evaluation or the folds: {exc}") from None
         genre_of = genre_by_sub_corpus()
         lines = ["| judge | fold | questions | R@10 | press gold R@10 | debate gold R@10 | "
-                 "comparative R@10 | MRR | P_acc | median accepted | measured error |",
-                 "|---|---|---|---|---|---|---|---|---|---|---|"]
+                 "comparative R@10 | MRR | P_acc | median accepted | measured error | engine s (median) |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         pooled: dict[str, dict[str, float]] = {}
         for name, label in SYSTEMS:
             rows = results[name]
@@ -132,7 +134,8 @@ class Command(BaseCommand):
     def _line(label: str, fold: str, f: dict[str, float]) -> str:
         return (f"| {label} | {fold} | {f['n']:.0f} | {f['r10']:.3f} | {f['press']:.3f} | "
                 f"{f['debates']:.3f} | {f['comparative']:.3f} | {f['mrr']:.3f} | "
-                f"{f['p_acc']:.3f} | {f['median_accepted']:g} | {100 * f['error']:.1f} % |")
+                f"{f['p_acc']:.3f} | {f['median_accepted']:g} | {100 * f['error']:.1f} % | "
+                f"{f['engine_seconds']:.2f} |")
 
     @staticmethod
     def _misses(rows: list[dict]) -> dict[str, float]:
