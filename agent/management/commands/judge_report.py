@@ -104,7 +104,8 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read the evaluation or the folds: {exc}") from None
         genre_of = genre_by_sub_corpus()
         lines = ["| judge | fold | questions | R@10 | press gold R@10 | debate gold R@10 | "
-                 "comparative R@10 | MRR | P_acc | median accepted | measured error | engine s (median) |",
+                 "comparative R@10 | MRR | P_acc | median accepted | measured error | "
+                 "engine s (median) |",
                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         pooled: dict[str, dict[str, float]] = {}
         for name, label in SYSTEMS:
