@@ -146,6 +146,10 @@ class Command(BaseCommand):
         }
         model_dir = options["model_dir"] or Path(settings.TRACE_JUDGE_MODEL_DIR)
         write_model(final, model_dir, thresholds=thresholds, card=card)
+        screened_rows = sum(p < thresholds.screen for p in oof) / len(oof)
+        best = DocScores.of(rows, oof).by_question
+        gold_best = [p for docs in best.values() for p, gold in docs.values() if gold]
+        screened_gold = sum(p < thresholds.screen for p in gold_best) / max(1, len(gold_best))
         simulation = historian_simulation(rows, oof, gold_of, folds, thresholds)
         errors = sum((p >= thresholds.accept) != r.gold for r, p in zip(rows, oof, strict=True))
         lines = [
@@ -166,7 +170,9 @@ class Command(BaseCommand):
             f"{pooled['recall']:.3f} | {pooled['median_accepted']:g} |",
             "",
             f"Thresholds: accept ≥ {thresholds.accept:.3f}, hold ≥ {thresholds.hold:.3f}, "
-            f"screen below {thresholds.screen:.3f} (a model call is skipped). "
+            f"screen below {thresholds.screen:.3f} (a model call is skipped: on the folds "
+            f"{100 * screened_rows:.1f} % of the judged chunks would be screened out, and "
+            f"{100 * screened_gold:.2f} % of the gold documents judged). "
             f"Chunk-level error at the accept threshold: {100 * errors / len(rows):.1f} %.",
             "",
             f"The judge learning from a historian, simulated: the top five sources (held or "
