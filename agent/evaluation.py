@@ -120,17 +120,23 @@ def _rules_policy(question: EvalQuestion):
 
 
 def _cross_validated_policy():
-    """The learnt judge of the fold each question was held out of (see `train_judge`)."""
+    """The learnt judge of the fold each question was held out of (see `train_judge`); a
+    question the shipped model never learnt from is held out of it, and judged by it."""
     from agent.engine.offline import OfflinePolicy
-    from agent.judge_training import fold_models
+    from agent.judge_training import fold_models, question_digest
+    from agent.judges import judge_in_use
 
     models = fold_models(settings.TRACE_DATA_DIR / "judge-training")
+    shipped = judge_in_use().model
+    learnt_from = set(shipped.card.get("trained_on", ())) if shipped else set()
 
     def make(question: EvalQuestion) -> OfflinePolicy:
-        if question.qid not in models:
-            raise RuntimeError(f"question {question.qid!r} was not in the judge's training "
-                               "folds: run `manage.py train_judge` on this questions file")
-        return OfflinePolicy(judge_model=models[question.qid])
+        if question.qid in models:
+            return OfflinePolicy(judge_model=models[question.qid])
+        if shipped is None or question_digest(question.qid) in learnt_from:
+            raise RuntimeError(f"question {question.qid!r}: no model held it out; run "
+                               "`manage.py train_judge` on its questions file first")
+        return OfflinePolicy(judge_model=shipped)
 
     return make
 

@@ -9,6 +9,7 @@ probabilities, documents scored by their best chunk.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -233,13 +234,19 @@ def write_model(booster: Any, directory: Path, *, thresholds: Thresholds,
                                        encoding="utf-8")
 
 
+def question_digest(qid: str) -> str:
+    """How a model's card lists the questions it was trained on (not their ids themselves)."""
+    return hashlib.sha256(qid.encode("utf-8")).hexdigest()[:16]
+
+
 def fold_models(work: Path) -> dict[str, Any]:
-    """Per question, the model trained without its fold (for a cross-validated evaluation)."""
+    """Per question, the model trained without its fold (for a cross-validated evaluation);
+    empty when `train_judge` has not run here."""
     from agent.engine.judge_model import JudgeModel
 
     assignment_path = work / "folds.json"
     if not assignment_path.exists():
-        raise TrainingError(f"{assignment_path}: missing; run `manage.py train_judge` first")
+        return {}
     saved = json.loads(assignment_path.read_text(encoding="utf-8"))
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import lightgbm

@@ -33,6 +33,7 @@ from agent.judge_training import (
     feature_matrix,
     gold_group_folds,
     historian_simulation,
+    question_digest,
     train_booster,
     write_model,
 )
@@ -143,6 +144,7 @@ class Command(BaseCommand):
             "training": {"library": "lightgbm", "rounds": ROUNDS, "folds": FOLDS,
                          "folds_by": "connected gold groups"},
             "out_of_fold": {"auc": auc([r.gold for r in rows], oof), **pooled},
+            "trained_on": sorted(question_digest(q.qid) for q in questions),
         }
         model_dir = options["model_dir"] or Path(settings.TRACE_JUDGE_MODEL_DIR)
         write_model(final, model_dir, thresholds=thresholds, card=card)
