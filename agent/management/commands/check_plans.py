@@ -15,7 +15,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from agent.engine.offline_plan import aliases_pattern, offline_plan
+from agent.engine.french_rewrite import aliases_pattern
+from agent.engine.offline_plan import offline_plan
 from agent.engine.plan_check import check_plan, kept_share
 from agent.engine.question_parse import french_pipeline
 from agent.engine.sources import is_press
