@@ -47,7 +47,9 @@ def judge_in_use() -> JudgeInUse:
         model = load_judge_model(Path(settings.TRACE_JUDGE_MODEL_DIR))
     except JudgeModelError as exc:
         logger.error("learnt judge unavailable, the rule judge is in use: %s", exc)
-        return JudgeInUse(RULES, None, f"learnt judge unavailable: {exc}")
+        # Pages name the file by its place in the project, not by the server's paths.
+        reason = str(exc).replace(f"{settings.BASE_DIR}/", "")
+        return JudgeInUse(RULES, None, f"learnt judge unavailable: {reason}")
     return JudgeInUse(LEARNT, model, "")
 
 
