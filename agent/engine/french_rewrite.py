@@ -119,6 +119,9 @@ def _finite_verb_after(text: str, position: int) -> re.Match[str] | None:
     return None
 
 
+_APPOSED_PAIR = re.compile(r"\s*[,(]\s*(.+?)\s+(?:ou|et)\s+(.+?)\s*[,)]")
+
+
 def contrast_for(text: str, name: str, papers: list[re.Pattern[str]]) -> str | None:
     """Rewrite "lequel … et lequel …" for one paper: "Le Gaulois ignore-t-il … ou la met-il … ?"."""
     if not _WHICH_SOURCE.search(text):
@@ -128,6 +131,11 @@ def contrast_for(text: str, name: str, papers: list[re.Pattern[str]]) -> str | N
     subject = _WHICH_SOURCE.search(text)
     if subject is None:
         return None
+    # "lequel, Le Gaulois ou L'Intransigeant, critique …": the pair in apposition goes too.
+    apposed = _APPOSED_PAIR.match(text, subject.end())
+    if apposed and all(any(p.fullmatch(side.strip()) for p in papers)
+                       for side in apposed.groups()):
+        text = text[: subject.end()] + text[apposed.end():]
     verb = _finite_verb_after(text, subject.end())
     if verb:
         head = (f"{text[: subject.start()]}{name} {verb.group(1)}"
@@ -302,3 +310,31 @@ def press_in_general(clause: str, name: str) -> str:
     return before + re.sub(r"-(?:t-)?(?:elle|ils|elles)\b", lambda m: "-t-" + pronoun
                            if after[m.start() - 1: m.start()].lower() in ("e", "a", "c")
                            else "-" + pronoun, after, count=1)
+
+
+_POSSESSIVE = re.compile(r"(?:(?<=-il )|(?<=-on )|(?<= à ))(son|sa|ses)\s+([^\W\d_]+)|"
+                         r"(?<=-elle )(son|sa|ses)\s+([^\W\d_]+)", re.IGNORECASE)
+
+
+_COMPLEMENT = re.compile(r"\s(?:à|au|aux|de|du|des|d['’]|pour|sur|dans|contre|concernant|en|"
+                         r"avec|par|face|quant|lors|et|ou|qui|que|qu['’])(?=\s|\w)", re.IGNORECASE)
+
+
+def owner_named(clause: str, person: str | None) -> str:
+    """Name whose thing a possessive means once its clause stands alone: "comment Le Gaulois
+    résume-t-il sa position ?" asks of M. Rouvier's position, "la position … de M. Rouvier"."""
+    found = _POSSESSIVE.search(clause) if person and person not in clause else None
+    if found is None or person is None:
+        return clause
+    possessive = (found.group(1) or found.group(3)).lower()
+    noun = found.group(2) or found.group(4)
+    article = {"sa": "la ", "ses": "les "}.get(possessive) or (
+        "l'" if noun[:1].lower() in "aeéèêiîoôuh" else "le ")
+    rest = clause[found.end():].rstrip(" ?")
+    if re.search(r"\b(?:M\.|Mme|celui|celle|ceux|celles)(?:\s|$)", rest):
+        return clause  # another owner follows: which one the possessive means is not sure
+    # The owner follows the noun and its adjectives, before what completes it ("la solution
+    # alternative de M. X pour aider …") or a second noun joined to it ("et son résultat").
+    cut = _COMPLEMENT.search(rest)
+    at = cut.start() if cut else len(rest)
+    return f"{clause[: found.start()]}{article}{noun}{rest[:at]} de {person}{rest[at:]}"

@@ -13,6 +13,7 @@ from agent.engine.french_rewrite import (
     contrast_for,
     named_as,
     one_of_a_pair,
+    owner_named,
     press_in_general,
     restored,
 )
@@ -196,9 +197,11 @@ def _clauses_for(question: str, parts: list[str], info: SubCorpusInfo,
     if not own or len(own) == len(parts):
         return question
     found = antecedent(parts[0]) if own[0] != 0 else None
+    person = next((e for e in extract_entities(parts[0]) if e.startswith(("M. ", "Mme "))),
+                  None) or next((n.text for n in parsed(parts[0]).names if n.label == "PER"), None)
     pieces = []
     for i in own:
-        piece = parts[i] if i == 0 else restored(parts[i], found)
+        piece = parts[i] if i == 0 else owner_named(restored(parts[i], found), person)
         if i != 0 and piece == parts[i] and found is None and ANAPHOR.search(piece):
             return question
         pieces.append(piece)

@@ -248,6 +248,14 @@ def test_offline_sub_questions_target_the_debate_side_and_the_press_side():
      {"debats": "Que dit la Chambre du discours de M. Lejeune ?",
       "gaulois": "Que dit Le Gaulois du discours de M. Lejeune ?",
       "intran": "Que dit L'Intransigeant du discours de M. Lejeune ?"}),
+    ("En 1887, lequel, L'Intransigeant ou Le Gaulois, critique le plus M. Lejeune ?",
+     {"intran": "En 1887, L'Intransigeant critique-t-il le plus M. Lejeune ?",
+      "gaulois": "En 1887, Le Gaulois critique-t-il le plus M. Lejeune ?"}),
+    ("Quel argument M. Rouvier avance-t-il contre le droit sur les céréales, et comment la "
+     "presse résume-t-elle sa position politique ?",
+     {"debats": "Quel argument M. Rouvier avance-t-il contre le droit sur les céréales ?",
+      "gaulois": "Comment Le Gaulois résume-t-il la position politique de M. Rouvier ?",
+      "intran": "Comment L'Intransigeant résume-t-il la position politique de M. Rouvier ?"}),
     ("Quel journal dramatise davantage la disette et lequel adopte un ton plus neutre ?",
      {"gaulois": "Le Gaulois dramatise-t-il davantage la disette ou adopte-t-il un ton plus "
                  "neutre ?",
