@@ -172,7 +172,7 @@ class Command(BaseCommand):
             f"{pooled['recall']:.3f} | {pooled['median_accepted']:g} |",
             "",
             f"Thresholds: accept ≥ {thresholds.accept:.3f}, hold ≥ {thresholds.hold:.3f}, "
-            f"screen below {thresholds.screen:.3f} (a model call is skipped: on the folds "
+            f"screen below {thresholds.screen:.2g} (a model call is skipped: on the folds "
             f"{100 * screened_rows:.1f} % of the judged chunks would be screened out, and "
             f"{100 * screened_gold:.2f} % of the gold documents judged). "
             f"Chunk-level error at the accept threshold: {100 * errors / len(rows):.1f} %.",
