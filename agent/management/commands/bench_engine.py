@@ -24,6 +24,7 @@ from agent.engine.memory_retriever import InMemoryRetriever, chunk
 from agent.engine.offline import OfflinePolicy
 from agent.engine.policy import Policy
 from agent.engine.sinks import ListSink
+from agent.judges import judge_in_use
 from common.document_keys import document_key
 from common.generated_docs import (
     GeneratedBlockError,
@@ -127,8 +128,14 @@ class Command(BaseCommand):
         questions = questions[: options["limit"]]
         lines = ["| system | median engine time (ms/question) | R@10 | MRR |",
                  "|---|---:|---:|---:|"]
-        policies: list[Policy] = [LLMPolicy(InstantModel()), OfflinePolicy()]
-        for policy in policies:
+        learnt = judge_in_use().model
+        policies: list[tuple[str, Policy]] = [
+            ("LLM policy", LLMPolicy(InstantModel())),
+            ("offline policy, rule judge", OfflinePolicy()),
+            *([("offline policy, learnt judge (in-sample on dev questions)",
+                OfflinePolicy(judge_model=learnt))] if learnt is not None else []),
+        ]
+        for label, policy in policies:
             times, recalls, mrrs = [], [], []
             for question, gold in questions:
                 result = run_investigation(question, policy=policy, retriever=retriever,
@@ -137,7 +144,7 @@ class Command(BaseCommand):
                 if gold:
                     recalls.append(recall_at_k(result.ranked_document_keys, gold, 10))
                     mrrs.append(multi_gold_mrr(result.ranked_document_keys, gold))
-            lines.append(_row(f"engine, {policy.name}", times, recalls, mrrs))
+            lines.append(_row(f"engine, {label}", times, recalls, mrrs))
         if questions and questions[0][1]:
             recalls, mrrs = [], []
             for question, gold in questions:
