@@ -9,13 +9,15 @@ import pytest
 from django.core.management import CommandError, call_command
 
 
-def test_the_benchmark_times_both_policies_on_the_synthetic_archive(tmp_path):
+def test_the_benchmark_times_every_policy_and_judge_on_the_synthetic_archive(tmp_path):
     doc = tmp_path / "README.md"
     doc.write_text("<!-- BEGIN generated: bench-engine -->\n<!-- END generated: bench-engine -->\n")
     out = io.StringIO()
     call_command("bench_engine", "--limit", "2", "--write-doc", str(doc), stdout=out)
     rows = [line for line in out.getvalue().splitlines() if line.startswith("| engine")]
-    assert len(rows) == 2 and all("| – | – |" in row for row in rows)
+    # The LLM policy, the offline policy with the rule judge, and with the shipped learnt judge.
+    assert len(rows) == 3 and all("| – | – |" in row for row in rows)
+    assert "rule judge" in rows[1] and "learnt judge" in rows[2]
     written = doc.read_text()
     assert "`manage.py bench_engine --limit 2 --write-doc README.md`" in written
     assert rows[0] in written and "2 questions." in written
