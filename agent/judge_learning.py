@@ -42,7 +42,7 @@ def _settings_of(user) -> JudgeLearning:
     return found
 
 
-def examples(user) -> list[tuple[float, float]]:
+def examples(user, counted_from=None) -> list[tuple[float, float]]:
     """The decisions learnt from, as (the judge's probability, label), the latest per source.
 
     Only an investigation's owner decides on it: a decision through a shared link never counts.
@@ -52,7 +52,6 @@ def examples(user) -> list[tuple[float, float]]:
                                        user_id=F("investigation__owner_id"))
     if not settings.TRACE_JUDGE_POOL_OVERRIDES:
         decisions = decisions.filter(user=user)
-    counted_from = _settings_of(user).counted_from
     if counted_from is not None:
         decisions = decisions.filter(created_at__gt=counted_from)
     judged = Verdict.objects.filter(
@@ -71,7 +70,7 @@ def examples(user) -> list[tuple[float, float]]:
 def learning_of(user) -> Learning:
     """How the judge adapts to this user's new runs."""
     chosen = _settings_of(user)
-    found = examples(user)
+    found = examples(user, chosen.counted_from)
     shift = None
     if chosen.enabled and len(found) >= settings.TRACE_JUDGE_MIN_OVERRIDES:
         shift = log_odds_shift(found)

@@ -242,18 +242,15 @@ def question_digest(qid: str) -> str:
 def fold_models(work: Path) -> dict[str, Any]:
     """Per question, the model trained without its fold (for a cross-validated evaluation);
     empty when `train_judge` has not run here."""
-    from agent.engine.judge_model import JudgeModel
+    from agent.engine.judge_model import JudgeModel, load_trees
 
     assignment_path = work / "folds.json"
     if not assignment_path.exists():
         return {}
     saved = json.loads(assignment_path.read_text(encoding="utf-8"))
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    import lightgbm
-
     thresholds = Thresholds(**saved["thresholds"])
-    by_fold = {fold: JudgeModel(lightgbm.Booster(model_file=str(work / f"fold-{fold}.txt")),
-                                thresholds) for fold in set(saved["folds"].values())}
+    by_fold = {fold: JudgeModel(load_trees(work / f"fold-{fold}.txt"), thresholds)
+               for fold in set(saved["folds"].values())}
     return {qid: by_fold[fold] for qid, fold in saved["folds"].items()}
 
 

@@ -90,8 +90,5 @@ def judge_features(ctx: StepContext, hit: Hit, signals: VerdictSignals) -> list[
 class JudgedRow:
     """One chunk a run judged, with its features: a training row once its label is known."""
 
-    sub_question_index: int
-    chunk_id: int
     document_key: str
     features: tuple[float, ...]
-    verdict: str

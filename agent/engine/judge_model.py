@@ -65,6 +65,17 @@ class JudgeModel:
         return [float(p) for p in self.booster.predict(matrix, num_threads=1)]
 
 
+def load_trees(path: Path) -> Any:
+    """Read trees in LightGBM's text format, or raise JudgeModelError naming the file."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import lightgbm  # imported here: only a process that judges with the model pays for it
+
+    try:
+        return lightgbm.Booster(model_file=str(path))
+    except lightgbm.basic.LightGBMError as exc:
+        raise JudgeModelError(f"{path}: unreadable trees ({exc})") from None
+
+
 def load_judge_model(directory: Path) -> JudgeModel:
     """Load the model from its directory, or raise JudgeModelError naming the faulty file."""
     trees, card_path = directory / TREES_FILE, directory / CARD_FILE
@@ -81,13 +92,7 @@ def load_judge_model(directory: Path) -> JudgeModel:
     if tuple(card.get("features", ())) != FEATURES:
         raise JudgeModelError(f"{card_path}: built for other features than the engine computes; "
                               "retrain it with `manage.py train_judge`")
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    import lightgbm  # imported here: only a process that judges with the model pays for it
-
-    try:
-        booster = lightgbm.Booster(model_file=str(trees))
-    except lightgbm.basic.LightGBMError as exc:
-        raise JudgeModelError(f"{trees}: unreadable trees ({exc})") from None
+    booster = load_trees(trees)
     if booster.num_feature() != len(FEATURES):
         raise JudgeModelError(f"{trees}: {booster.num_feature()} features, the card names "
                               f"{len(FEATURES)}")

@@ -215,11 +215,12 @@ class OfflinePolicy:
         # Words naming a kind of source ("Chambre", "presse") say nothing of a passage's topic.
         terms = [term for term in terms if term not in KIND_WORDS]
         signals = self.signals(ctx, terms, hit, rank)
-        features = judge_features(ctx, hit, signals) if (
-            self.judge_model is not None or self.judged is not None) else []
+        if self.judged is not None:
+            self.judged.append(JudgedRow(hit.document_key,
+                                         tuple(judge_features(ctx, hit, signals))))
         if self.judge_model is not None and self.thresholds is not None:
-            probability = self.judge_model.probabilities([features])[0]
-            signals = replace(signals, probability=probability)
+            signals = self._judged(ctx, hit, signals)
+            probability = signals.probability or 0.0
             strong = probability >= self.thresholds.accept
             middle = probability >= self.thresholds.hold
         else:
@@ -233,9 +234,6 @@ class OfflinePolicy:
             verdict = "hold"
         else:
             verdict = "reject"
-        if self.judged is not None:
-            self.judged.append(JudgedRow(ctx.index, hit.chunk_id, hit.document_key,
-                                         tuple(features), verdict))
         start, end = best_sentences(hit.text, terms, name_keys(ctx.sub_question.entities))
         matcher = matcher_for(hit.text)
         # A name is claimed only when printed as spelt (an OCR misreading is not the name).
@@ -256,16 +254,20 @@ class OfflinePolicy:
         language = language_of(ctx.question)
         kept, screened = [], []
         for rank, hit in enumerate(ctx.pending, start=1):
-            signals = self.signals(ctx, terms, hit, rank)
-            probability = self.judge_model.probabilities(
-                [judge_features(ctx, hit, signals)])[0]
-            if probability < self.thresholds.screen:
+            signals = self._judged(ctx, hit, self.signals(ctx, terms, hit, rank))
+            if (signals.probability or 0.0) < self.thresholds.screen:
                 screened.append(ChunkDecision(
                     chunk_id=hit.chunk_id, verdict="reject", rationale=phrase(language, "screened"),
-                    signals=replace(signals, probability=probability)))
+                    signals=signals))
             else:
                 kept.append(hit)
         return kept, screened
+
+    def _judged(self, ctx: StepContext, hit: Hit, signals: VerdictSignals) -> VerdictSignals:
+        """The signals with the learnt judge's probability that the chunk's document is gold."""
+        assert self.judge_model is not None
+        probability = self.judge_model.probabilities([judge_features(ctx, hit, signals)])[0]
+        return replace(signals, probability=probability)
 
     def signals(self, ctx: StepContext, terms: list[str], hit: Hit, rank: int) -> VerdictSignals:
         """Measure what a verdict rests on: matched words as printed, their spread, names, date."""

@@ -41,7 +41,7 @@ def _starts_with_capital(text: str) -> bool:
 
 def sub_question_key(text: str) -> tuple[str, ...]:
     """What two sub-questions must not share: the same words in the same order."""
-    return tuple(tokens(text))
+    return tuple(tokens(text)) or (text.casefold(),)
 
 
 def _word_root(term: str) -> str:
@@ -79,7 +79,7 @@ def check_plan(question: str, texts: Sequence[str]) -> list[PlanFinding]:
             findings.append(PlanFinding(index, "does not end with « ? »"))
         if _PLACEHOLDER.search(text):
             findings.append(PlanFinding(index, "holds a placeholder"))
-        key = sub_question_key(text) or (text.casefold(),)
+        key = sub_question_key(text)
         if key in seen:
             findings.append(PlanFinding(index, "repeats another sub-question"))
         seen.add(key)
@@ -98,27 +98,6 @@ def well_formed(text: str) -> str:
     index = next((i for i, c in enumerate(text) if c.isalnum()), 0)
     text = text[:index] + text[index].upper() + text[index + 1:]
     return f"{text} ?"
-
-
-def repaired(question: str, texts: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Repair a plan's texts: well-formed, repeats dropped; notes say what changed."""
-    notes: list[str] = []
-    kept: list[str] = []
-    keys: set[tuple[str, ...]] = set()
-    for position, text in enumerate(texts, start=1):
-        fixed = well_formed(text)
-        if not fixed:
-            notes.append(f"sub-question {position} held nothing but a placeholder: dropped")
-            continue
-        key = sub_question_key(fixed) or (fixed.casefold(),)
-        if key in keys:
-            notes.append(f"sub-question {position} repeated another: dropped")
-            continue
-        if fixed != " ".join(text.split()):
-            notes.append(f"sub-question {position} reworded to be well formed")
-        keys.add(key)
-        kept.append(fixed)
-    return kept, notes
 
 
 def lowered_start(text: str) -> str:

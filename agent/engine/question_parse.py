@@ -25,24 +25,20 @@ class ParserMissing(RuntimeError):
 
 @dataclass(frozen=True)
 class Word:
-    """One token of the parse: its text as written, its lemma, part of speech and offset."""
+    """One token of the parse: its text as written, its lemma, part of speech and gender."""
 
     text: str
     lemma: str
     pos: str
-    start: int
-    verb_form: str  # "Fin" for a finite verb, "Part", "Inf", or "" when not a verb
     gender: str  # "Fem", "Masc" or ""
 
 
 @dataclass(frozen=True)
 class Name:
-    """A named entity: its surface form as written, its spaCy label and its offsets."""
+    """A named entity: its surface form as written and its spaCy label."""
 
     text: str
     label: str
-    start: int
-    end: int
 
 
 @dataclass(frozen=True)
@@ -60,13 +56,6 @@ class Parse:
             if word.pos in ("NOUN", "PROPN", "ADJ", "VERB") and len(word.text) > 2:
                 seen.setdefault(word.lemma.lower(), None)
         return tuple(seen)
-
-    def word_at(self, offset: int) -> Word | None:
-        """Return the word that starts at this character offset, if any."""
-        for word in self.words:
-            if word.start == offset:
-                return word
-        return None
 
 
 def parser_available() -> bool:
@@ -91,9 +80,9 @@ def parsed(text: str) -> Parse:
     """Parse a text (cached by text: sentences and questions recur)."""
     doc = french_pipeline()(text)
     words = tuple(
-        Word(token.text, token.lemma_ or token.text, token.pos_, token.idx,
-             (token.morph.get("VerbForm") or [""])[0], (token.morph.get("Gender") or [""])[0])
+        Word(token.text, token.lemma_ or token.text, token.pos_,
+             (token.morph.get("Gender") or [""])[0])
         for token in doc)
-    names = tuple(Name(ent.text, ent.label_, ent.start_char, ent.end_char)
+    names = tuple(Name(ent.text, ent.label_)
                   for ent in doc.ents if ent.label_ in NAME_LABELS)
     return Parse(text, words, names)
