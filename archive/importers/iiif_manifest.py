@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlsplit
 
 from archive.iiif import iiif_url_problem
 from archive.importers.records import RecordError
+from archive.importers.safe_xml import check_file_size
 
 MAX_MANIFEST_BYTES = 10_000_000
 MAX_CANVASES = 20_000
@@ -47,13 +48,8 @@ def manifest_problem(value: str) -> str:
 def read_manifest(path: Path) -> list[ManifestCanvas]:
     """Return the canvases of the manifest file at ``path``, or raise a RecordError."""
     name = path.name
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise RecordError(0, f"{name}: cannot be read ({exc.strerror})") from None
-    if size > MAX_MANIFEST_BYTES:
-        raise RecordError(0, f"{name}: {size:,} bytes; a manifest may hold "
-                             f"{MAX_MANIFEST_BYTES:,}; refused unread")
+    check_file_size(path, name, MAX_MANIFEST_BYTES, lambda size: (
+        f"{name}: {size:,} bytes; a manifest may hold {MAX_MANIFEST_BYTES:,}; refused unread"))
     try:
         data = json.loads(path.read_bytes())
     except (ValueError, RecursionError) as exc:

@@ -17,7 +17,7 @@ once read and a page's memory stays bounded by its largest block, not its size.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -103,14 +103,21 @@ def root_tag(path: Path) -> str | None:
         return None
 
 
-def _check_size(path: Path, shown: str, max_bytes: int) -> None:
+def check_file_size(path: Path, shown: str, max_bytes: int,
+                    too_big: Callable[[int], str]) -> None:
+    """Refuse a file over `max_bytes` by its size alone, before a byte of it is read."""
     try:
         size = path.stat().st_size
     except OSError as exc:
         raise RecordError(0, f"{shown}: cannot be read ({exc.strerror})") from None
     if size > max_bytes:
-        raise RecordError(0, f"{shown} is {size:,} bytes, over the limit of {max_bytes:,} bytes "
-                             "for one XML file (TRACE_ALTO_MAX_FILE_BYTES); not read")
+        raise RecordError(0, too_big(size))
+
+
+def _check_size(path: Path, shown: str, max_bytes: int) -> None:
+    check_file_size(path, shown, max_bytes, lambda size: (
+        f"{shown} is {size:,} bytes, over the limit of {max_bytes:,} bytes "
+        "for one XML file (TRACE_ALTO_MAX_FILE_BYTES); not read"))
 
 
 def iter_xml_file(path: Path, shown: str, *, max_bytes: int) -> Iterator[tuple[str, Any]]:
