@@ -6,6 +6,4 @@ class AgentConfig(AppConfig):
     verbose_name = "Investigations"
 
     def ready(self) -> None:
-        from agent import checks, evaluation  # noqa: F401  (checks registers itself)
-
-        evaluation.register()
+        from agent import checks  # noqa: F401  (checks registers itself)

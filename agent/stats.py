@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from agent.models import Batch, Investigation
+from common.ranking_metrics import multi_gold_mrr, recall_at_k
 
 CUTOFFS = (2, 5, 10, 20)
 
@@ -34,8 +35,6 @@ class QuestionScore:
 
 def question_score(ranked_keys: list[str], gold_keys: list[str]) -> QuestionScore:
     """Score one ranking against the question's gold documents."""
-    from retrieval.evaluation.metrics import multi_gold_mrr, recall_at_k
-
     return QuestionScore(
         gold=len(set(gold_keys)), found=len(set(gold_keys) & set(ranked_keys)),
         recall_at_10=recall_at_k(ranked_keys, gold_keys, 10),
@@ -44,8 +43,6 @@ def question_score(ranked_keys: list[str], gold_keys: list[str]) -> QuestionScor
 
 def batch_summary(batch: Batch) -> BatchSummary:
     """Count statuses; with gold ids, average recall@k and multi-gold MRR over finished runs."""
-    from retrieval.evaluation.metrics import multi_gold_mrr, recall_at_k
-
     investigations = list(batch.investigations.order_by("id"))
     statuses = Counter(inv.status for inv in investigations)
     finished = [inv for inv in investigations if inv.status == Investigation.Status.FINISHED]

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "archive",
     "retrieval",
     "agent",
+    "measurement",
 ]
 
 MIDDLEWARE = [

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import Browser, Page, expect
 
 from agent.models import Batch, Investigation
-from retrieval.evaluation.metrics import multi_gold_mrr, recall_at_k
+from common.ranking_metrics import multi_gold_mrr, recall_at_k
 from tests.browser.conftest import ask, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]

@@ -17,7 +17,7 @@ from agent.engine.judge_model import (
     load_judge_model,
 )
 from agent.engine.sinks import ListSink
-from agent.judge_training import Row, train_booster, write_model
+from measurement.judge_training import Row, train_booster, write_model
 from tests.engine.conftest import Q
 
 

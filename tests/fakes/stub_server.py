@@ -207,8 +207,11 @@ class StubServer:
     def __init__(self, port: int = 0, *, fail_rate: float = 0.0,
                  fail_modes: tuple[str, ...] | None = None, slow_seconds: float = 5.0,
                  seed: int | None = None) -> None:
-        modes = {} if fail_modes is None else {"fail_modes": tuple(fail_modes)}
-        self.state = StubState(fail_rate=fail_rate, slow_seconds=slow_seconds, seed=seed, **modes)
+        self.state = (
+            StubState(fail_rate=fail_rate, slow_seconds=slow_seconds, seed=seed)
+            if fail_modes is None else
+            StubState(fail_rate=fail_rate, slow_seconds=slow_seconds, seed=seed,
+                      fail_modes=tuple(fail_modes)))
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self.state))
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

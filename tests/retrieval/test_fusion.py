@@ -5,8 +5,8 @@ import datetime as dt
 import pytest
 
 from common.search import DateWindow, Hit, SearchRequest
+from measurement.evaluation.fusions import interleave
 from retrieval.channels.base import best_chunk_per_document
-from retrieval.evaluation.fusions import interleave
 from retrieval.fusion import max_pool, rrf
 
 

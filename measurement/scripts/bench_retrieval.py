@@ -1,0 +1,86 @@
+"""Print median and p95 latency per retrieval channel over the dev questions.
+
+Usage: python measurement/scripts/bench_retrieval.py [--questions FILE] [--limit N]
+Runs against the configured database (the loaded demo corpus); a benchmark, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
+
+DEFAULT_QUESTIONS = ROOT / "demo" / "historiqa" / "questions_dev.jsonl"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS)
+    parser.add_argument("--limit", type=int, default=200)
+    parser.add_argument("--cap", type=int, default=20)
+    args = parser.parse_args()
+
+    import django
+
+    django.setup()
+    from common.french_dates import extract_date_window
+    from common.search import DateWindow, SearchRequest
+    from measurement.evaluation.fusions import per_subcorpus_hybrid
+    from measurement.evaluation.metrics import median, percentile
+    from measurement.evaluation.questions import load_questions
+    from retrieval import channels as registry
+    from retrieval.channels import dense
+    from retrieval.warm_start import warm_start
+
+    questions = load_questions(args.questions)[: args.limit]
+
+    def request(channel: str, query: str = "", window=None, limit: int = args.cap):
+        return SearchRequest(channel=channel, query=query, window=window, limit=limit)
+
+    def run_channel(name: str, query: str = "", window=None):
+        return registry.get(name).search(request(name, query, window))
+
+    embedder = dense.get_embedder()
+    vectors = embedder.embed_queries([q.question for q in questions])  # batch, untimed
+    fallback = DateWindow.around(dt.date(1887, 6, 1))
+
+    def entity(text: str) -> str:
+        # A capitalised word from the question, as the agent would send to the substring channel.
+        words = [w.strip("?,.;:'\"") for w in text.split()[1:]]
+        names = [w for w in words if len(w) > 3 and w[:1].isupper()]
+        return names[0] if names else words[0]
+
+    channels = {
+        "bm25": lambda i, q: run_channel("bm25", q),
+        "dense (query vector given)": lambda i, q: dense.search_vector(
+            vectors[i], request("dense"), model_name=embedder.name),
+        "dense (with query embedding)": lambda i, q: run_channel("dense", q),
+        "temporal": lambda i, q: run_channel("temporal", window=extract_date_window(q) or fallback),
+        "substring": lambda i, q: run_channel("substring", entity(q)),
+        "warm start": lambda i, q: warm_start(request("warm_start", q, limit=10)),
+        "warm start per sub-corpus": lambda i, q: per_subcorpus_hybrid(
+            request("warm_start", q, limit=10)),
+    }
+    print(f"{len(questions)} questions, cap {args.cap}")
+    print(f"| {'channel':<30} | median ms | p95 ms |")
+    print(f"|{'-' * 32}|-----------|--------|")
+    for name, run in channels.items():
+        run(0, questions[0].question)  # warm-up: index open, model load
+        seconds = []
+        for index, question in enumerate(questions):
+            start = time.perf_counter()
+            run(index, question.question)
+            seconds.append(time.perf_counter() - start)
+        mid, p95 = 1000 * median(seconds), 1000 * percentile(seconds, 95)
+        print(f"| {name:<30} | {mid:9.1f} | {p95:6.1f} |")
+
+
+if __name__ == "__main__":
+    main()
