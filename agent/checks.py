@@ -22,7 +22,7 @@ def french_parser_installed(app_configs: Any = None, **kwargs: Any) -> list[Erro
 @register()
 def learnt_judge_loads(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
     """Say at start-up when the learnt judge's model does not load (the rules judge instead)."""
-    from agent.judges import LEARNT, judge_in_use
+    from agent.investigations.judges import LEARNT, judge_in_use
 
     if settings.TRACE_JUDGE != LEARNT or judge_in_use().kind == LEARNT:
         return []

@@ -254,7 +254,7 @@ class Verdict(models.Model):
         REJECT = "reject", "reject"
         HOLD = "hold", "hold"
 
-    class Source(models.TextChoices):
+    class Origin(models.TextChoices):
         AGENT = "agent", "agent"
         AUTO = "auto", "automatic (date widening)"
         HELD_REEVAL = "held_reeval", "held re-evaluation"
@@ -271,7 +271,7 @@ class Verdict(models.Model):
     decision = models.CharField(max_length=10, choices=Decision.choices)
     rationale = models.TextField(blank=True)
     auto_held = models.BooleanField(default=False)
-    source = models.CharField(max_length=20, choices=Source.choices, default=Source.AGENT)
+    source = models.CharField(max_length=20, choices=Origin.choices, default=Origin.AGENT)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                              on_delete=models.SET_NULL)
     note = models.TextField(blank=True)

@@ -4,9 +4,9 @@ A scanned document knows the page of each of its characters (`archive/layout.py`
 number there is the page's place in the document (an issue's page 3 is its third scan), counted
 from the document's first printed page when its page field starts with one (a METS extent or
 ``ORDERLABEL`` "5-8": its second scan is page 6). A document without a layout has at most its
-own page (or section) field. The exports
-(`agent/exports.py`) and the viewer's citation metadata (`archive/citation_meta.py`) both cite
-through `page_locator`, so a source cites the same pages wherever it is saved from.
+own page (or section) field. The exports (`agent/review/exports.py`) and
+the viewer's citation metadata (`archive/citation_meta.py`) both cite through `page_locator`,
+so a source cites the same pages wherever it is saved from.
 """
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ def _logged_in_cases(user, finished_pk: int, key: str) -> Iterator[Case]:
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.test import Client
 
-    from agent import services
+    from agent.investigations import services
     from agent.models import Batch, Investigation
 
     client = Client()
@@ -177,7 +177,7 @@ def application_cases() -> list[Case]:
     """Run the application's cases (a database must be set up: the command makes a test one)."""
     from django.contrib.auth import get_user_model
 
-    from agent import services
+    from agent.investigations import services
     from agent.models import Investigation, Verdict
 
     user = get_user_model().objects.create_user(f"alice-{uuid.uuid4().hex[:6]}",

@@ -27,7 +27,7 @@ from agent.engine.judge_features import FEATURES, JudgedRow
 from agent.engine.judge_model import CARD_FILE, FORMAT, TREES_FILE, Thresholds
 from agent.engine.offline import OfflinePolicy
 from agent.engine.sinks import ListSink
-from agent.retriever import ArchiveRetriever
+from agent.investigations.retriever import ArchiveRetriever
 from measurement.evaluation.records import EvalQuestion
 
 FOLDS = 5

@@ -23,7 +23,7 @@ def main() -> None:
     from agent.engine.investigation import run_investigation
     from agent.engine.offline import OfflinePolicy
     from agent.engine.sinks import ListSink
-    from agent.retriever import ArchiveRetriever
+    from agent.investigations.retriever import ArchiveRetriever
 
     if len(sys.argv) != 2 or not sys.argv[1].strip():
         raise SystemExit('usage: python scripts/ask_offline.py "question"')

@@ -149,8 +149,8 @@ LEJEUNE_QUESTION = (
 @pytest.fixture
 def finished(users, tiny_archive):
     """An investigation of alice's on the tiny archive, run to the end with the offline policy."""
-    from agent import services
     from agent.engine.offline import OfflinePolicy
+    from agent.investigations import services
 
     investigation = services.investigation_create(owner=users["alice"], question=LEJEUNE_QUESTION,
                                                   enqueue=False)

@@ -1,7 +1,7 @@
 """Template context shared by every page."""
 
 from agent.engine.policy_spec import PolicyKind
-from agent.judges import judge_in_use
+from agent.investigations.judges import judge_in_use
 from agent.policies import configured_policy
 
 

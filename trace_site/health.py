@@ -98,7 +98,7 @@ def check_bm25() -> str:
 
 def check_judge() -> str:
     """Say which judge offline runs use; the rules, with the reason, when the model failed."""
-    from agent.judges import judge_in_use
+    from agent.investigations.judges import judge_in_use
 
     return f"ok: {judge_in_use().label}"
 

@@ -10,8 +10,8 @@ nothing after the gate reads the body again). Numbers in query parameters are pa
 ``archive.params`` (ASCII digits only); every text a model stores is bounded by its model field
 (``archive/field_limits.py``). The checks of the text fields a user
 stores (a question's fields, notes, override reasons) live with the investigations
-(`agent/question_limits.py`, over `common/user_text.py`), shared by forms, batch files and the
-service layer.
+(`agent/investigations/question_limits.py`, over `common/user_text.py`), shared by forms,
+batch files and the service layer.
 """
 
 from __future__ import annotations

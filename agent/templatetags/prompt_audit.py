@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import template
 
 from agent.models import LLMCall, Verdict
-from agent.prompt_audit import model_call_for_verdict
+from agent.review.prompt_audit import model_call_for_verdict
 
 register = template.Library()
 

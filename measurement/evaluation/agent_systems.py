@@ -15,8 +15,8 @@ from agent.engine.investigation import run_investigation
 from agent.engine.oracle import OracleJudge, OraclePolicy
 from agent.engine.prompting import Prompt
 from agent.engine.sinks import ListSink
+from agent.investigations.retriever import ArchiveRetriever
 from agent.policies import configured_policy
-from agent.retriever import ArchiveRetriever
 from archive.models import Chunk
 from measurement.evaluation.records import AgentFigures, EvalQuestion
 from measurement.evaluation.systems import (
@@ -108,13 +108,13 @@ def _lazy_engine_system(make_factory):
 
 
 def _offline_policy(question: EvalQuestion):
-    from agent.judges import offline_policy
+    from agent.investigations.judges import offline_policy
 
     return offline_policy()
 
 
 def _rules_policy(question: EvalQuestion):
-    from agent.judges import RULES, offline_policy
+    from agent.investigations.judges import RULES, offline_policy
 
     return offline_policy(judge=RULES)
 
@@ -123,7 +123,7 @@ def _cross_validated_policy():
     """The learnt judge of the fold each question was held out of (see `train_judge`); a
     question the shipped model never learnt from is held out of it, and judged by it."""
     from agent.engine.offline import OfflinePolicy
-    from agent.judges import judge_in_use
+    from agent.investigations.judges import judge_in_use
     from measurement.judge_training import fold_models, question_digest
 
     models = fold_models(settings.TRACE_DATA_DIR / "judge-training")
@@ -161,13 +161,13 @@ def oracle_system_name(error_rate: float) -> str:
 
 
 def _llm_policy(question: EvalQuestion):
-    from agent.chat import configured_chat_model
     from agent.engine.llm_policy import LLMPolicy
+    from agent.investigations.chat import configured_chat_model
 
     if not settings.TRACE_LLM_BASE_URL:
         raise RuntimeError("the `trace` system needs TRACE_LLM_BASE_URL (an OpenAI-compatible "
                            "endpoint); use `offline` to run the engine without a model")
-    from agent.judges import model_screen
+    from agent.investigations.judges import model_screen
 
     return LLMPolicy(configured_chat_model(), screen=model_screen())
 

@@ -161,8 +161,9 @@ def measure_batch(investigations: list[Investigation], references: dict[str, tup
     be (no accepted source) counts as an answer holding nothing; without `draft_missing` it is
     left out, as are runs not finished and questions without a reference answer.
     """
-    from agent import services
-    from agent.cited_answer import latest_draft
+    from agent.investigations import services
+    from agent.review import services as review_services
+    from agent.review.cited_answer import latest_draft
     from archive.selectors import documents_by_keys
 
     report = AnswerReport()
@@ -181,7 +182,7 @@ def measure_batch(investigations: list[Investigation], references: dict[str, tup
             continue
         if draft is None:
             try:
-                draft = services.answer_draft(investigation=investigation, user=None)
+                draft = review_services.answer_draft(investigation=investigation, user=None)
             except services.InvestigationError:
                 draft = None  # no accepted source: the run gave no answer
         if draft is None:

@@ -31,14 +31,14 @@ FRESH_LAST_DAY = dt.date(1959, 12, 31)
 
 
 @dataclass(frozen=True)
-class Source:
+class SeedCorpus:
     """What the synthetic archives are made of: the demo's sentences and document sizes."""
 
     sentences: list[str]
     document_chars: list[int]
 
     @classmethod
-    def from_corpus(cls, path: Path) -> Source:
+    def from_corpus(cls, path: Path) -> SeedCorpus:
         """Read every sentence and document length of a shared-layout corpus file."""
         sentences: list[str] = []
         sizes: list[int] = []
@@ -52,7 +52,7 @@ class Source:
         return cls(sentences=sentences, document_chars=sizes)
 
 
-def _documents(source: Source, rng: random.Random, *, slugs: tuple[tuple[str, str], ...],
+def _documents(source: SeedCorpus, rng: random.Random, *, slugs: tuple[tuple[str, str], ...],
                first_day: dt.date, last_day: dt.date, prefix: str
                ) -> Iterator[dict]:
     """Yield shared-layout rows forever, deterministic for ``rng``."""
@@ -81,7 +81,7 @@ def _documents(source: Source, rng: random.Random, *, slugs: tuple[tuple[str, st
         yield row
 
 
-def write_archive(source: Source, path: Path, *, chunks: int, seed: int = 1887,
+def write_archive(source: SeedCorpus, path: Path, *, chunks: int, seed: int = 1887,
                   calibration: int = 300) -> dict:
     """Write documents until about ``chunks`` chunks; return counts (documents, estimate).
 
@@ -107,7 +107,7 @@ def write_archive(source: Source, path: Path, *, chunks: int, seed: int = 1887,
     return {"documents": documents, "chunks_estimated": round(estimate)}
 
 
-def write_arrivals(source: Source, path: Path, *, documents: int, seed: int = 1950) -> dict:
+def write_arrivals(source: SeedCorpus, path: Path, *, documents: int, seed: int = 1950) -> dict:
     """Write ``documents`` new documents in their own sub-corpus and decade."""
     rng = random.Random(seed)
     rows = _documents(source, rng, slugs=(FRESH_SUB_CORPUS,), first_day=FRESH_FIRST_DAY,

@@ -21,7 +21,7 @@ from django.db import connection
 from agent.engine.investigation import run_investigation
 from agent.engine.offline import OfflinePolicy
 from agent.engine.sinks import ListSink
-from agent.retriever import ArchiveRetriever
+from agent.investigations.retriever import ArchiveRetriever
 from archive import outbox
 from archive.embedding_backfill import chunks_embed_bulk
 from archive.embeddings import get_provider
@@ -30,7 +30,7 @@ from archive.outbox import apply_pending
 from archive.services import ingest_file
 from archive.vector_index import vector_index_build, vector_index_drop, vector_index_exists
 from measurement.evaluation.metadata import git_revision
-from measurement.scale.corpus import Source, write_archive, write_arrivals
+from measurement.scale.corpus import SeedCorpus, write_archive, write_arrivals
 from measurement.scale.dense_check import filtered_recall
 from measurement.scale.freshness import measure_freshness
 from measurement.scale.monitor import RssMonitor
@@ -162,7 +162,7 @@ def run_size(plan: SizePlan, log: Callable[[str], object] = print) -> SizeResult
         log(f"[{plan.chunks}] {name}: {figures}")
 
     def generate() -> dict:
-        source = Source.from_corpus(plan.corpus)
+        source = SeedCorpus.from_corpus(plan.corpus)
         figures = write_archive(source, main_file, chunks=plan.chunks)
         figures["arrivals"] = write_arrivals(source, arrivals_file, documents=plan.arrivals)
         figures["chunks_per_document"] = round(

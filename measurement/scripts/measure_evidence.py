@@ -152,7 +152,7 @@ def measure(rows: list[dict], system: str, progress: bool) -> Tally:
     from agent.engine import EngineConfig, LLMPolicy, OfflinePolicy, run_investigation
     from agent.engine.events import VerdictGiven
     from agent.engine.sinks import ListSink
-    from agent.retriever import ArchiveRetriever
+    from agent.investigations.retriever import ArchiveRetriever
     from archive.models import Chunk
 
     retriever = ArchiveRetriever()

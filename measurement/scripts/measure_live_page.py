@@ -75,7 +75,7 @@ def _prepare(corpus: Path) -> None:
 
 
 def _run_investigations(user, questions: list[dict]) -> list[int]:
-    from agent import services
+    from agent.investigations import services
 
     ids = []
     for row in questions:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from django.utils.html import escape
 
-from agent import services
-from agent.chat import PersistingChatModel, paid_usage, resumable_chat_model
 from agent.engine.openai_chat import ChatModelError, OpenAIChatModel
 from agent.engine.prompting import Prompt
+from agent.investigations import services
+from agent.investigations.chat import PersistingChatModel, paid_usage, resumable_chat_model
 from agent.models import Investigation, LLMCall, PromptText
-from agent.prompt_audit import model_call_for_verdict
+from agent.review.prompt_audit import model_call_for_verdict
 from tests.fakes.stub_server import FAILURE_MODES, StubServer, opening_line
 
 QUESTION = "Que disent Le Gaulois et L'Intransigeant du discours de M. Lejeune sur les céréales ?"

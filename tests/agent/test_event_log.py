@@ -9,9 +9,9 @@ import pytest
 from django.apps import apps as django_apps
 from django.template.loader import get_template
 
-from agent import services
 from agent.engine.events import CATALOGUE, ModelCalled, SubQuestionFinished, VerdictGiven
 from agent.engine.llm_policy import LLMPolicy
+from agent.investigations import services
 from agent.models import Investigation, LLMCall, Step
 from tests.engine.conftest import (
     briefing,
@@ -52,7 +52,7 @@ def logged_run(users, tiny_archive):
 
 
 def _resumable(inner, investigation):
-    from agent.chat import resumable_chat_model
+    from agent.investigations.chat import resumable_chat_model
 
     return resumable_chat_model(inner, investigation)
 

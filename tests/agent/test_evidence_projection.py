@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from agent import services
 from agent.engine.offline import OfflinePolicy
+from agent.investigations import services
 from agent.models import Verdict
 from archive.models import Chunk, Document, SubCorpus
 from common.search import Hit

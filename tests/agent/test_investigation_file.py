@@ -9,9 +9,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from agent import services
-from agent.chat import stored_prompt_text
-from agent.investigation_file import (
+from agent.investigations import services
+from agent.investigations.chat import stored_prompt_text
+from agent.investigations.investigation_file import (
     SCHEMA_VERSION,
     InvestigationFileError,
     investigation_file,
@@ -27,7 +27,8 @@ from agent.models import (
     Step,
     Verdict,
 )
-from agent.source_review import order_in_force, reviewed_sources
+from agent.review import services as review_services
+from agent.sources import order_in_force, reviewed_sources
 from archive.models import Chunk, Document
 
 pytestmark = pytest.mark.django_db
@@ -42,17 +43,17 @@ def _worked_on(investigation: Investigation, user) -> Investigation:
     """The historian's work on a finished run: override, note, quote, order, draft, a model call."""
     keys = investigation.ranked_keys
     assert len(keys) >= 2
-    services.verdict_override(investigation=investigation, user=user, document_key=keys[1],
+    review_services.verdict_override(investigation=investigation, user=user, document_key=keys[1],
                               decision="reject", note="Hors sujet <b>ici</b>.")
-    services.note_add(investigation=investigation, user=user, document_key=keys[0],
+    review_services.note_add(investigation=investigation, user=user, document_key=keys[0],
                       note="À relire avec la séance du 25 février.")
     text = _document(keys[0]).text
-    services.evidence_pick(investigation=investigation, user=user, document_key=keys[0],
+    review_services.evidence_pick(investigation=investigation, user=user, document_key=keys[0],
                            start=0, end=len(text.split(".")[0]) + 1)
     accepted = [r.document_key for r in reviewed_sources(investigation) if r.state == "accepted"]
-    services.sources_reorder(investigation=investigation, user=user,
+    review_services.sources_reorder(investigation=investigation, user=user,
                              document_keys=list(reversed(accepted)))
-    services.answer_draft(investigation=investigation, user=user)
+    review_services.answer_draft(investigation=investigation, user=user)
     LLMCall.objects.create(investigation=investigation, ordinal=0, role="agent",
                            prompt_hash="abc", model="m", response='{"action": "finish"}',
                            system_prompt=stored_prompt_text("System prompt."),

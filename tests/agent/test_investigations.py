@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from agent import services
 from agent.engine.llm_policy import LLMPolicy
 from agent.engine.offline import OfflinePolicy
+from agent.investigations import services
 from agent.models import Investigation, LLMCall, Step, Verdict
-from agent.source_review import reviewed_sources
+from agent.review import services as review_services
+from agent.sources import reviewed_sources
 from tests.fakes.chat import ScriptedChatModel
 from tests.fakes.stub_server import plausible_reply
 
@@ -90,7 +91,7 @@ def _without_timing(payload):
 
 
 def _resumable(inner, investigation):
-    from agent.chat import resumable_chat_model
+    from agent.investigations.chat import resumable_chat_model
 
     return resumable_chat_model(inner, investigation)
 
@@ -102,7 +103,7 @@ def test_an_override_is_a_new_verdict_and_reorders_the_review(users, tiny_archiv
     investigation.refresh_from_db()
     accepted = investigation.ranked_keys[0]
     agent_verdicts = investigation.verdicts.count()
-    services.verdict_override(investigation=investigation, user=users["alice"],
+    review_services.verdict_override(investigation=investigation, user=users["alice"],
                               document_key=accepted, decision="reject", note="hors sujet")
     assert investigation.verdicts.count() == agent_verdicts + 1
     assert investigation.verdicts.filter(source="agent", document_key=accepted).exists()
@@ -115,7 +116,7 @@ def test_an_override_is_a_new_verdict_and_reorders_the_review(users, tiny_archiv
 def test_overriding_a_document_without_a_verdict_is_refused(users, tiny_archive):
     investigation = _create(users["alice"])
     with pytest.raises(services.InvestigationError):
-        services.verdict_override(investigation=investigation, user=users["alice"],
+        review_services.verdict_override(investigation=investigation, user=users["alice"],
                                   document_key="nope:1", decision="accept")
 
 
@@ -159,7 +160,8 @@ def test_steps_are_append_only_even_for_overrides(users, tiny_archive):
                                    policy=OfflinePolicy())
     before = list(Step.objects.filter(investigation=investigation).values_list("seq", "payload"))
     key = investigation.verdicts.first().document_key
-    services.verdict_override(investigation=investigation, user=users["alice"], document_key=key,
+    review_services.verdict_override(investigation=investigation, user=users["alice"],
+                                     document_key=key,
                               decision="hold")
     after = list(Step.objects.filter(investigation=investigation).values_list("seq", "payload"))
     assert before == after

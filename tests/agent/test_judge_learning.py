@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from agent import judge_learning
+from agent.investigations import judge_learning
 from agent.models import Investigation, Verdict
 
 pytestmark = pytest.mark.django_db
@@ -15,13 +15,13 @@ def _run(owner, probabilities: dict[str, float]) -> Investigation:
     investigation = Investigation.objects.create(owner=owner, question="Que dit la presse ?")
     for key, p in probabilities.items():
         Verdict.objects.create(investigation=investigation, document_key=key, decision="hold",
-                               source=Verdict.Source.AGENT, probability=p)
+                               source=Verdict.Origin.AGENT, probability=p)
     return investigation
 
 
 def _decide(investigation, user, key: str, decision: str) -> Verdict:
     return Verdict.objects.create(investigation=investigation, document_key=key,
-                                  decision=decision, source=Verdict.Source.HUMAN, user=user)
+                                  decision=decision, source=Verdict.Origin.HUMAN, user=user)
 
 
 def test_every_decision_of_the_owner_is_an_example_with_the_judges_probability(settings):
@@ -58,7 +58,7 @@ def test_a_reset_counts_afresh_and_loses_no_decision(settings):
     _decide(run, user, "a:1", "reject")
     judge_learning.learning_reset(user=user)
     assert judge_learning.learning_of(user).decisions == 0
-    assert Verdict.objects.filter(source=Verdict.Source.HUMAN).count() == 1
+    assert Verdict.objects.filter(source=Verdict.Origin.HUMAN).count() == 1
 
 
 def test_one_historians_decisions_never_shape_anothers_runs(settings):

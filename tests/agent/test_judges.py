@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent import judges
 from agent.checks import learnt_judge_loads
 from agent.engine.offline import OfflinePolicy
+from agent.investigations import judges
 
 
 @pytest.fixture

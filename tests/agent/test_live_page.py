@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from html import unescape
 
-from agent import selectors
 from agent.models import Batch, Investigation
+from agent.sources import folded_sources, source_counts
 from archive.models import Document
 
 QUESTION = "Que disent Le Gaulois et L'Intransigeant du discours de M. Lejeune sur les céréales ?"
@@ -22,7 +22,7 @@ def test_the_live_summary_and_the_review_show_the_same_counts(client, users, fin
     client.force_login(users["alice"])
     live = client.get(f"/investigations/{finished.pk}/").content.decode()
     review = client.get(f"/investigations/{finished.pk}/review/").content.decode()
-    counts = selectors.source_counts(selectors.folded_sources(finished))
+    counts = source_counts(folded_sources(finished))
     for name in ("accepted", "held", "rejected"):
         assert _count(live, name) == getattr(counts, name)
     assert f"Held <span class=\"muted\">({counts.held})" in review
@@ -40,13 +40,13 @@ def test_a_held_passage_dropped_from_the_pool_is_counted_as_set_aside(users, fin
         held = finished.verdicts.filter(decision="reject").first()
         held.decision = "hold"
         held.save()
-    before = selectors.source_counts(selectors.folded_sources(finished))
+    before = source_counts(folded_sources(finished))
     last = finished.steps.order_by("-seq").first().seq
     event = HeldChunkDropped(chunk_id=held.chunk_id, document_key=held.document_key,
                              auto_held=False, pool_size=10).stamped(
                                  last + 1, held.sub_question_index)
     Step.from_event(finished, event).save()
-    after = selectors.source_counts(selectors.folded_sources(finished))
+    after = source_counts(folded_sources(finished))
     assert after.held == before.held and after.set_aside == before.set_aside + 1
 
 
@@ -158,10 +158,10 @@ def test_a_finished_section_folds_to_its_accepted_rows(client, users, finished):
 
 
 def test_the_live_page_shows_the_historians_decisions(client, users, finished):
-    from agent import services
+    from agent.review import services as review_services
 
     key = finished.ranked_keys[0]
-    services.verdict_override(investigation=finished, user=users["alice"], document_key=key,
+    review_services.verdict_override(investigation=finished, user=users["alice"], document_key=key,
                               decision="reject", note="")
     client.force_login(users["alice"])
     html = client.get(f"/investigations/{finished.pk}/").content.decode()

@@ -34,7 +34,7 @@ def _llm_settings(settings, input_price: float, output_price: float) -> None:
 
 
 def test_a_run_is_priced_with_the_prices_it_was_created_with(settings, users):
-    from agent import services
+    from agent.investigations import services
 
     _llm_settings(settings, 1.0, 4.0)
     run = services.investigation_create(owner=users["alice"], question="Les céréales ?",

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from agent import services
 from agent.engine.offline import OfflinePolicy
+from agent.investigations import services
 from agent.models import Investigation
+from agent.review import services as review_services
 
 QUESTION = "Que disent Le Gaulois et L'Intransigeant du discours de M. Lejeune sur les céréales ?"
 
@@ -107,7 +108,7 @@ def test_every_export_parses_back(client, users, finished):
     from citeproc.source.json import CiteProcJSON
 
     _login(client, users["alice"])
-    services.note_add(investigation=finished, user=users["alice"],
+    review_services.note_add(investigation=finished, user=users["alice"],
                       document_key=finished.ranked_keys[0], note="à relire")
     expected = set(finished.ranked_keys)
 
@@ -204,7 +205,7 @@ def test_a_batch_creates_one_investigation_per_question_and_reports_metrics(
 
 
 def test_csv_cells_that_look_like_formulas_are_neutralised():
-    from agent.export_safety import csv_cell
+    from agent.review.export_safety import csv_cell
 
     assert csv_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)"
     assert csv_cell("@cmd") == "'@cmd"
@@ -215,7 +216,7 @@ def test_csv_cells_that_look_like_formulas_are_neutralised():
 def test_share_tokens_are_compared_in_constant_time(client, users, finished, monkeypatch):
     import hmac
 
-    from agent import selectors
+    from agent.investigations import selectors
 
     token = services.investigation_share(investigation=finished)
     compared = []

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from agent import services
+from agent.investigations import services
 from agent.models import Investigation, LLMCall
 from archive.models import CorpusRevision
 
@@ -64,7 +64,7 @@ def test_several_investigations_run_concurrently_with_the_offline_policy(
 
 def test_a_run_whose_worker_is_killed_resumes_without_repeating_paid_calls(
         users, indexed_archive, stub_llm, celery_worker_process, settings):
-    from agent.tasks import run_investigation
+    from agent.investigations.tasks import run_investigation
     from tests.conftest import start_worker, stop_worker
 
     # The web side and the worker share their configuration in every deployment.

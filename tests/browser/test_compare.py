@@ -113,7 +113,7 @@ def test_run_again_with_another_restriction_and_compare_the_two_runs(
 
 def test_a_comparison_with_another_users_investigation_is_a_404_unless_shared(
         browser: Browser, page: Page, live_server, historian):
-    from agent import services
+    from agent.investigations import services
 
     base = live_server.url
     theirs = services.investigation_create(owner=historian, question=QUESTION, enqueue=False)

@@ -21,7 +21,7 @@ def test_the_judge_learns_from_the_historians_decisions_with_a_switch_and_a_rese
     pk = ask(page, base, QUESTION)
     expect(page.get_by_test_id("status")).to_have_text("finished", timeout=90_000)
     # The learnt judge decided: every agent verdict carries its probability.
-    judged = Verdict.objects.filter(investigation_id=pk, source=Verdict.Source.AGENT,
+    judged = Verdict.objects.filter(investigation_id=pk, source=Verdict.Origin.AGENT,
                                     auto_held=False)
     assert judged.exists() and not judged.filter(probability__isnull=True).exists()
 
@@ -42,5 +42,5 @@ def test_the_judge_learns_from_the_historians_decisions_with_a_switch_and_a_rese
     page.get_by_test_id("judge-learning-reset").click()
     expect(page.get_by_test_id("judge-learnt-count")).to_have_text("0")
     # The reset loses no decision: the historian's verdict is still in force.
-    assert Verdict.objects.filter(investigation_id=pk, source=Verdict.Source.HUMAN).count() == 1
+    assert Verdict.objects.filter(investigation_id=pk, source=Verdict.Origin.HUMAN).count() == 1
     expect(page.locator("p.decision").filter(has_text="Decided by")).not_to_have_count(0)

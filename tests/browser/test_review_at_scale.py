@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from agent.models import Investigation, Verdict
-from agent.review_lists import PAGE_SIZE
+from agent.review.lists import PAGE_SIZE
 from archive.models import Document, SubCorpus
 from tests.browser.conftest import ask, log_in
 

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
-from agent import services
 from agent.engine.offline import OfflinePolicy
+from agent.investigations import services
 from archive.models import CorpusRevision, Document
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

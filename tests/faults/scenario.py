@@ -150,8 +150,8 @@ class StuckMonitor:
         from django.db import connection
         from django.utils import timezone
 
+        from agent.investigations.services import _waiting_investigation_ids
         from agent.models import Investigation
-        from agent.services import _waiting_investigation_ids
 
         while not self._stop.wait(0.25):
             try:
@@ -204,7 +204,7 @@ def _owner():
 
 
 def _create(count: int, label: str) -> list[int]:
-    from agent import services
+    from agent.investigations import services
 
     base = _create.counter  # type: ignore[attr-defined]
     _create.counter += count  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from agent import services
+from agent.investigations import services
 from agent.models import Investigation
 
 pytestmark = pytest.mark.django_db

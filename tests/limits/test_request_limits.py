@@ -9,8 +9,8 @@ import time
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from agent import services
-from agent.batches import BatchFileError, parse_batch_file
+from agent.investigations import services
+from agent.investigations.batches import BatchFileError, parse_batch_file
 from agent.models import Batch, Investigation
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,9 @@ import json
 
 from django.core.management import call_command
 
-from agent import services
+from agent.investigations import services
 from agent.models import AnswerDraft, Batch, Investigation
+from agent.review import services as review_services
 from measurement.evaluation.answers import holds_entity, key_entities
 
 
@@ -77,7 +78,8 @@ def test_a_run_that_accepted_nothing_counts_as_an_answer_holding_nothing(
     batch = Batch.objects.create(owner=users["alice"], name="dev")
     Investigation.objects.filter(pk=finished.pk).update(batch=batch, qid="q1")
     for key in finished.ranked_keys:
-        services.verdict_override(investigation=finished, user=users["alice"], document_key=key,
+        review_services.verdict_override(investigation=finished, user=users["alice"],
+                                         document_key=key,
                                   decision="reject")
     questions = tmp_path / "questions.jsonl"
     questions.write_text(json.dumps({"qid": "q1", "question": "q", "question_type": "generic",

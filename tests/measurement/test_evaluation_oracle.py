@@ -8,7 +8,7 @@ from agent.engine import OfflinePolicy, run_investigation
 from agent.engine.events import SearchRan, VerdictGiven, WarmStartRan
 from agent.engine.policy_spec import PolicyKind
 from agent.engine.sinks import ListSink
-from agent.forms import AskForm
+from agent.investigations.forms import AskForm
 from agent.policies import PolicyChoice
 from measurement.evaluation.agent_systems import (
     ORACLE_ERROR_RATES,

@@ -113,7 +113,7 @@ def test_without_a_pool_the_same_systems_reach_the_other_documents(archive, name
 
 
 def test_the_agent_plans_only_over_the_pool_sub_corpora(archive):
-    from agent.retriever import ArchiveRetriever
+    from agent.investigations.retriever import ArchiveRetriever
 
     document_ids, _ = _pool()
     slugs = [info.slug for info in ArchiveRetriever(document_ids=document_ids).sub_corpora()]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from agent import services
 from agent.models import Batch, DocumentNote, Verdict
+from agent.review import services as review_services
 from archive.models import Document
 
 pytestmark = pytest.mark.django_db
@@ -211,7 +211,7 @@ def test_notes_and_override_reasons_are_bounded_on_the_server(client, users, fin
     assert response.status_code == 400
     assert "The reason has 2,001 characters; at most 2,000" in response.content.decode()
     assert not DocumentNote.objects.exists() and Verdict.objects.count() == verdicts_before
-    services.note_add(investigation=finished, user=users["alice"], document_key=key,
+    review_services.note_add(investigation=finished, user=users["alice"], document_key=key,
                       note="n" * NOTE_LIMIT)
     assert DocumentNote.objects.get().text == "n" * NOTE_LIMIT
 

@@ -1,4 +1,4 @@
-"""Write an investigation as one file (`agent/investigation_file.py`), to import elsewhere."""
+"""Write an investigation as one file (`agent/investigations/investigation_file.py`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agent.investigation_file import investigation_file
+from agent.investigations.investigation_file import investigation_file
 from agent.models import Investigation
 
 

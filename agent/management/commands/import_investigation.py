@@ -7,8 +7,8 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from agent import services
-from agent.investigation_file import MAX_FILE_BYTES, InvestigationFileError
+from agent.investigations import services
+from agent.investigations.investigation_file import MAX_FILE_BYTES, InvestigationFileError
 
 
 class Command(BaseCommand):

@@ -24,7 +24,7 @@ from agent.engine.memory_retriever import InMemoryRetriever, chunk
 from agent.engine.offline import OfflinePolicy
 from agent.engine.policy import Policy
 from agent.engine.sinks import ListSink
-from agent.judges import judge_in_use
+from agent.investigations.judges import judge_in_use
 from common.document_keys import document_key
 from common.generated_docs import (
     GeneratedBlockError,

@@ -20,7 +20,7 @@ from agent.engine.offline_plan import offline_plan
 from agent.engine.plan_check import check_plan, kept_share
 from agent.engine.question_parse import french_pipeline
 from agent.engine.sources import is_press
-from agent.retriever import ArchiveRetriever
+from agent.investigations.retriever import ArchiveRetriever
 from common.generated_docs import shown_path, write_generated_block
 from common.jsonl import json_file_objects
 

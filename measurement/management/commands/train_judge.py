@@ -20,7 +20,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
 from agent.engine.judge_features import FEATURES
-from agent.retriever import ArchiveRetriever
+from agent.investigations.retriever import ArchiveRetriever
 from archive.models import CorpusRevision
 from common.document_keys import document_key_sql
 from common.generated_docs import shown_path, write_generated_block

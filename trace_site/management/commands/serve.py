@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from agent.durability import sweep_every
+from agent.investigations.durability import sweep_every
 from trace_site import embedded
 from trace_site.demo_archive import DEMO_CORPUS_FILES, demo_vectors_path
 from trace_site.env import env_int, env_str
@@ -243,7 +243,7 @@ class Command(BaseCommand):
 def _sweep() -> None:
     from django.db import connection
 
-    from agent.services import investigations_sweep
+    from agent.investigations.services import investigations_sweep
 
     try:
         result = investigations_sweep()

@@ -13,8 +13,7 @@ from django.http import Http404
 
 from agent.engine.answer import AnswerMaterial, AnswerSource, EvidencePassage
 from agent.models import AnswerDraft, Investigation, Verdict
-from agent.selectors import SourceState
-from agent.source_review import Evidence, ReviewedSource, reviewed_sources
+from agent.sources import Quote, ReviewedSource, SourceState, reviewed_sources
 
 
 def accepted_in_force(rows: list[ReviewedSource]) -> list[ReviewedSource]:
@@ -118,7 +117,7 @@ def _passages(investigation: Investigation,
                                               decision=Verdict.Decision.ACCEPT,
                                               evidence_start__isnull=False,
                                               evidence_end__isnull=False)
-                .exclude(source=Verdict.Source.HUMAN).exclude(evidence_text="").order_by("id"))
+                .exclude(source=Verdict.Origin.HUMAN).exclude(evidence_text="").order_by("id"))
     found: dict[str, list[EvidencePassage]] = {}
     for verdict in verdicts.only("document_key", "sub_question_index", "evidence_start",
                                  "evidence_end", "evidence_text"):
@@ -145,7 +144,7 @@ def _passages(investigation: Investigation,
     return found
 
 
-def _document_text(row: ReviewedSource, evidence: Evidence) -> str:
+def _document_text(row: ReviewedSource, evidence: Quote) -> str:
     """The document's own characters in the quote's range when they are at hand, else its text.
 
     A picked quote is stored with its spaces folded; the document's characters let the

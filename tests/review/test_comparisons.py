@@ -8,16 +8,17 @@ import io
 import pytest
 from django.test import override_settings
 
-from agent import services
-from agent.comparisons import (
+from agent.engine.offline import OfflinePolicy
+from agent.investigations import services
+from agent.investigations.services import InvestigationError, RunChoices
+from agent.models import Batch, Investigation
+from agent.review import services as review_services
+from agent.review.comparisons import (
     batch_comparison_csv,
     batches_compared,
     investigation_comparison_csv,
     investigations_compared,
 )
-from agent.engine.offline import OfflinePolicy
-from agent.models import Batch, Investigation
-from agent.services import InvestigationError, RunChoices
 
 GAULOIS = "legaulois_1887_v1:18870226"
 INTRANSIGEANT = "lintransigeant_1887_v1:18870227"
@@ -93,9 +94,9 @@ def test_two_runs_compare_by_their_sources_in_force(users, finished, tiny_archiv
     assert {GAULOIS, INTRANSIGEANT} <= set(rerun.ranked_keys)
     assert rerun.verdicts.get(document_key=COURSES).decision == "reject"
     # The historian's overrides are in force on A: one accept rejected, one reject accepted.
-    services.verdict_override(investigation=first, user=users["alice"], document_key=GAULOIS,
+    review_services.verdict_override(investigation=first, user=users["alice"], document_key=GAULOIS,
                               decision="reject", note="hors sujet")
-    services.verdict_override(investigation=first, user=users["alice"], document_key=COURSES,
+    review_services.verdict_override(investigation=first, user=users["alice"], document_key=COURSES,
                               decision="accept", note="=HYPERLINK(\"x\") les courses comptent")
 
     comparison = investigations_compared(first, rerun)
@@ -143,7 +144,7 @@ def test_gold_scores_each_side_on_its_accepted_sources_in_force(users, finished,
     assert comparison.score_a.recall_at_10 == 1.0 and comparison.score_a.found == 2
     assert comparison.score_b.recall_at_10 == 0.5 and comparison.score_b.found == 1
     # Rejecting a gold source in A takes it out of A's sources in force, and of its recall.
-    services.verdict_override(investigation=finished, user=users["alice"],
+    review_services.verdict_override(investigation=finished, user=users["alice"],
                               document_key=GAULOIS, decision="reject")
     assert investigations_compared(finished, rerun).score_a.recall_at_10 == 0.5
 
@@ -311,7 +312,7 @@ def test_a_batch_runs_again_from_its_page(client, users):
 @override_settings(TRACE_LLM_BASE_URL="http://127.0.0.1:9/v1", TRACE_LLM_AGENT_MODEL="model-a",
                    TRACE_LLM_PLANNER_MODEL="model-p", TRACE_LLM_MODELS=["model-b"])
 def test_the_chat_client_asks_the_model_the_run_was_created_with():
-    from agent.chat import configured_chat_model
+    from agent.investigations.chat import configured_chat_model
 
     client = configured_chat_model({"agent": "model-b"})
     assert client.models["agent"] == "model-b" and client.models["planner"] == "model-p"

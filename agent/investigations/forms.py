@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from agent.investigations.services import RunChoices
 from agent.policies import (
     ADJUSTABLE_SETTINGS,
     available_models,
@@ -11,7 +12,6 @@ from agent.policies import (
     endpoint_configured,
     engine_config,
 )
-from agent.services import RunChoices
 from archive import params
 from archive.models import SubCorpus
 

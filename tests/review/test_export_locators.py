@@ -10,8 +10,8 @@ import bibtexparser
 import pytest
 import rispy
 
-from agent import services
-from agent.source_review import reviewed_sources
+from agent.review import services as review_services
+from agent.sources import reviewed_sources
 from archive.layout import DocumentLayout, LayoutBlock, LayoutPage
 from archive.models import Document
 
@@ -95,7 +95,7 @@ def test_a_chosen_subset_is_exported_in_the_order_in_force(client, users, paged)
         body = _get(client, investigation, fmt, f"?selection=1&doc={typed}")
         assert typed in body and scanned not in body, fmt
     # A held source may be chosen too: it comes after the accepted ones, as on the review page.
-    services.verdict_override(investigation=investigation, user=users["alice"],
+    review_services.verdict_override(investigation=investigation, user=users["alice"],
                               document_key=scanned, decision="hold", note="")
     response = client.get(f"/investigations/{investigation.pk}/export/ris/"
                           f"?selection=1&doc={scanned}&doc={typed}")
@@ -121,7 +121,7 @@ def test_a_selection_of_nothing_or_of_unknown_sources_is_refused(client, users, 
 
 def test_a_rejected_source_cannot_be_selected(client, users, paged):
     investigation, scanned, _ = paged
-    services.verdict_override(investigation=investigation, user=users["alice"],
+    review_services.verdict_override(investigation=investigation, user=users["alice"],
                               document_key=scanned, decision="reject", note="")
     client.force_login(users["alice"])
     response = client.get(f"/investigations/{investigation.pk}/export/csv/?doc={scanned}")

@@ -8,13 +8,13 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from agent.durability import with_reconnect
 from agent.engine.events import (
     Event,
     ModelCalled,
     SubQuestionStarted,
     VerdictGiven,
 )
+from agent.investigations.durability import with_reconnect
 from agent.models import Investigation, Step, SubQuestion, Verdict
 from archive.selectors import ocr_offsets
 
@@ -91,7 +91,7 @@ def project_event(investigation: Investigation, step: Step, event: Event) -> Non
             decision=event.verdict,
             rationale=event.rationale,
             auto_held=event.auto_held,
-            source=event.source or Verdict.Source.AGENT,
+            source=event.source or Verdict.Origin.AGENT,
             evidence_start=event.evidence.start if event.evidence else None,
             evidence_end=event.evidence.end if event.evidence else None,
             evidence_text=event.evidence.text if event.evidence else "",

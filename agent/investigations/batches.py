@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from agent.question_limits import question_problem
+from agent.investigations.question_limits import question_problem
 from common.jsonl import json_objects
 
 

@@ -48,7 +48,7 @@ def examples(user, counted_from=None) -> list[tuple[float, float]]:
     Only an investigation's owner decides on it: a decision through a shared link never counts.
     """
     # Only the owner's own decisions: one through a shared link is never counted.
-    decisions = Verdict.objects.filter(source=Verdict.Source.HUMAN,
+    decisions = Verdict.objects.filter(source=Verdict.Origin.HUMAN,
                                        user_id=F("investigation__owner_id"))
     if not settings.TRACE_JUDGE_POOL_OVERRIDES:
         decisions = decisions.filter(user=user)
@@ -56,7 +56,7 @@ def examples(user, counted_from=None) -> list[tuple[float, float]]:
         decisions = decisions.filter(created_at__gt=counted_from)
     judged = Verdict.objects.filter(
         investigation=OuterRef("investigation"), document_key=OuterRef("document_key"),
-        source=Verdict.Source.AGENT, probability__isnull=False,
+        source=Verdict.Origin.AGENT, probability__isnull=False,
     ).values("investigation").annotate(best=Max("probability")).values("best")
     latest: dict[tuple[int, str], tuple[float, float]] = {}
     for row in decisions.annotate(judged=Subquery(judged)).order_by("id").values(

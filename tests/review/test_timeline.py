@@ -13,7 +13,7 @@ import pytest
 from django.urls import reverse
 from PIL import Image
 
-from agent import services
+from agent.review import services as review_services
 from archive.models import Document
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +34,8 @@ def _timeline(client, investigation) -> tuple[str, Image.Image | None, list[tupl
 def test_each_accepted_or_held_dated_source_is_a_marker_linked_to_it(client, users, finished):
     client.force_login(users["alice"])
     keys = finished.ranked_keys
-    services.verdict_override(investigation=finished, user=users["alice"], document_key=keys[-1],
+    review_services.verdict_override(investigation=finished, user=users["alice"],
+                                     document_key=keys[-1],
                               decision="hold", note="")
     section, image, areas = _timeline(client, finished)
     assert image is not None and image.format == "PNG"
@@ -64,7 +65,8 @@ def test_each_accepted_or_held_dated_source_is_a_marker_linked_to_it(client, use
 def test_rejected_sources_leave_it_and_undated_ones_are_counted(client, users, finished):
     client.force_login(users["alice"])
     first, *others = finished.ranked_keys
-    services.verdict_override(investigation=finished, user=users["alice"], document_key=first,
+    review_services.verdict_override(investigation=finished, user=users["alice"],
+                                     document_key=first,
                               decision="reject", note="")
     undated = others[0]
     slug, external_id = undated.split(":", 1)
@@ -77,7 +79,7 @@ def test_rejected_sources_leave_it_and_undated_ones_are_counted(client, users, f
 
 
 def test_an_unchanged_review_reuses_its_drawing(client, users, finished, monkeypatch):
-    from agent import timeline
+    from agent.review import timeline
 
     client.force_login(users["alice"])
     calls = []
@@ -86,7 +88,7 @@ def test_an_unchanged_review_reuses_its_drawing(client, users, finished, monkeyp
     timeline.cache.clear()
     first = _timeline(client, finished)[0]
     assert _timeline(client, finished)[0] == first and len(calls) == 1
-    services.verdict_override(investigation=finished, user=users["alice"],
+    review_services.verdict_override(investigation=finished, user=users["alice"],
                               document_key=finished.ranked_keys[0], decision="hold", note="")
     assert _timeline(client, finished)[0] != first and len(calls) == 2
 
@@ -96,7 +98,7 @@ def test_any_span_of_dates_is_drawn_without_a_locator_warning(days):
     import datetime as dt
     import warnings
 
-    from agent.timeline import TimelinePoint, _draw
+    from agent.review.timeline import TimelinePoint, _draw
 
     points = [TimelinePoint(f"k{i}", "t", dt.date(1887, 2, 20) + dt.timedelta(days=d), "Le Gaulois",
                             "accepted", "/x") for i, d in enumerate(days)]
@@ -114,7 +116,7 @@ def test_thirty_sources_stay_apart_and_a_crowded_day_is_one_counted_marker():
 
     from PIL import Image
 
-    from agent.timeline import MARKER_RADIUS_PX, TimelinePoint, _draw, _groups
+    from agent.review.timeline import MARKER_RADIUS_PX, TimelinePoint, _draw, _groups
 
     start = dt.date(1887, 2, 1)
     # 30 sources of one sub-corpus on 24 days in a row, six of them on 10 February, and a few

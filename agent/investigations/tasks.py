@@ -12,7 +12,7 @@ logger = logging.getLogger(__name__)
 @shared_task(name="agent.run_investigation", acks_late=True, reject_on_worker_lost=True)
 def run_investigation(investigation_id: int) -> str:
     """Run or resume one investigation."""
-    from agent.services import investigation_execute
+    from agent.investigations.services import investigation_execute
 
     return investigation_execute(investigation_id=investigation_id).status
 
@@ -37,8 +37,8 @@ def _sweep_forever() -> None:
     """Sweep at once (runs orphaned by a dead worker), then every half sweep interval."""
     from django.db import connection
 
-    from agent.durability import sweep_every
-    from agent.services import investigations_sweep
+    from agent.investigations.durability import sweep_every
+    from agent.investigations.services import investigations_sweep
 
     while True:
         try:

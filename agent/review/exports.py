@@ -16,9 +16,10 @@ from datetime import date, datetime
 from django.conf import settings
 from django.utils import timezone
 
-from agent.cited_answer import latest_draft
 from agent.engine.events import ModelCalled
-from agent.export_safety import (
+from agent.models import AnswerDraft, Investigation
+from agent.review.cited_answer import latest_draft
+from agent.review.export_safety import (
     bibtex_keys,
     bibtex_value,
     csv_cell,
@@ -27,11 +28,10 @@ from agent.export_safety import (
     md_text,
     one_line,
 )
-from agent.models import AnswerDraft, Investigation
-from agent.selectors import SourceState
-from agent.source_review import (
+from agent.sources import (
     QUOTE_ORIGINS,
     ReviewedSource,
+    SourceState,
     display_name,
     iso_time,
     latest_source_order,

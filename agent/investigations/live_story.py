@@ -279,7 +279,7 @@ def _human_decisions(investigation: Investigation) -> dict[str, tuple[str, str]]
     """The historian's decision in force per document (the last one): (decision, username)."""
     decisions: dict[str, tuple[str, str]] = {}
     for verdict in (Verdict.objects.filter(investigation=investigation,
-                                           source=Verdict.Source.HUMAN)
+                                           source=Verdict.Origin.HUMAN)
                     .select_related("user").order_by("id")):
         decisions[verdict.document_key] = (verdict.decision,
                                            verdict.user.get_username() if verdict.user else "")

@@ -11,13 +11,12 @@ import csv
 import io
 from dataclasses import dataclass, field
 
-from agent.export_safety import csv_cell
-from agent.exports import CSV_BOM
+from agent.investigations.stats import QuestionScore, question_score
 from agent.models import Batch, Investigation
 from agent.policies import ADJUSTABLE_SETTINGS
-from agent.selectors import SourceState
-from agent.source_review import ReviewedSource, reviewed_sources
-from agent.stats import QuestionScore, question_score
+from agent.review.export_safety import csv_cell
+from agent.review.exports import CSV_BOM
+from agent.sources import ReviewedSource, SourceState, reviewed_sources
 
 NOT_FOUND = "not found"
 

@@ -9,12 +9,12 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Count, Max, Sum
 
-from agent.durability import with_reconnect
 from agent.engine.openai_chat import ChatModelError
 from agent.engine.ports import ChatModel
 from agent.engine.prompting import Prompt
 from agent.engine.replay import RecordedCall, ReplayChatModel
 from agent.engine.types import ChatResult
+from agent.investigations.durability import with_reconnect
 from agent.models import Investigation, LLMCall, PromptText
 from agent.policies import (
     NO_ENDPOINT_MESSAGE,

@@ -10,9 +10,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from agent import services
 from agent.models import SourceOrder, Verdict
-from agent.source_review import opening_sentences
+from agent.review import services as review_services
+from agent.sources import opening_sentences
 
 QUESTION = "Que disent Le Gaulois et L'Intransigeant du discours de M. Lejeune sur les céréales ?"
 OFFSET = re.compile(r"[+-]\d\d:\d\d$")
@@ -32,11 +32,11 @@ def reviewed(finished, users):
     puts the last source first."""
     alice = users["alice"]
     first, last = finished.ranked_keys[0], finished.ranked_keys[-1]
-    services.verdict_override(investigation=finished, user=alice, document_key=last,
+    review_services.verdict_override(investigation=finished, user=alice, document_key=last,
                               decision="accept", note=REASON)
-    services.note_add(investigation=finished, user=alice, document_key=first, note=NOTE)
+    review_services.note_add(investigation=finished, user=alice, document_key=first, note=NOTE)
     order = [last, *finished.ranked_keys[:-1]]
-    services.sources_reorder(investigation=finished, user=alice, document_keys=order)
+    review_services.sources_reorder(investigation=finished, user=alice, document_keys=order)
     return finished, order
 
 
@@ -260,14 +260,14 @@ def test_a_reorder_names_only_sources_of_this_investigation(client, users, finis
 
 
 def test_a_source_the_historian_accepts_later_joins_the_end_of_their_order(users, finished):
-    from agent.source_review import reviewed_sources
+    from agent.sources import reviewed_sources
 
     alice = users["alice"]
     order = list(reversed(finished.ranked_keys))
-    services.sources_reorder(investigation=finished, user=alice, document_keys=order)
+    review_services.sources_reorder(investigation=finished, user=alice, document_keys=order)
     outsider = next(v.document_key for v in finished.verdicts.all()
                     if v.document_key not in finished.ranked_keys)
-    services.verdict_override(investigation=finished, user=alice, document_key=outsider,
+    review_services.verdict_override(investigation=finished, user=alice, document_key=outsider,
                               decision="accept")
     accepted = [s.document_key for s in reviewed_sources(finished) if s.state == "accepted"]
     assert accepted == [*order, outsider]

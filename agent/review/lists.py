@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from agent.engine.events import RankingMade, SearchRan, WarmStartRan
 from agent.models import Investigation
-from agent.source_review import ReviewedSource
+from agent.sources import ReviewedSource
 from common.text import casefold_without_accents
 
 PAGE_SIZE = 20

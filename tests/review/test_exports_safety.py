@@ -10,9 +10,16 @@ from datetime import date
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.export_safety import FORMULA_PREFIXES, bibtex_keys, csv_cell, md_link, md_text, one_line
-from agent.exports import Citation, Note, to_bibtex, to_csl_json, to_csv, to_markdown, to_ris
 from agent.models import Investigation
+from agent.review.export_safety import (
+    FORMULA_PREFIXES,
+    bibtex_keys,
+    csv_cell,
+    md_link,
+    md_text,
+    one_line,
+)
+from agent.review.exports import Citation, Note, to_bibtex, to_csl_json, to_csv, to_markdown, to_ris
 
 HOSTILE = [
     "\n", "\r\n", "\r", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1e", "\t", "\x00",

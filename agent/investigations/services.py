@@ -1,4 +1,5 @@
-"""Writes that span investigation models: create, run, cancel, resume, override, share, answer."""
+"""Writes that span investigation models: create, enqueue, run, cancel, resume, sweep, share,
+import."""
 
 from __future__ import annotations
 
@@ -16,27 +17,23 @@ from django.db import DataError, IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from agent.durability import (
+from agent.engine.config import EngineConfig
+from agent.engine.policy import Policy
+from agent.engine.policy_spec import PolicySpec
+from agent.engine.ports import Retriever
+from agent.investigations.durability import (
     CONNECTION_ERRORS,
     Heartbeat,
     queued_task_ids,
     stale_after,
     with_reconnect,
 )
-from agent.engine.answer import AnswerMaterial, DraftedAnswer
-from agent.engine.config import EngineConfig
-from agent.engine.policy import Policy
-from agent.engine.policy_spec import PolicySpec
-from agent.engine.ports import Retriever
+from agent.investigations.question_limits import question_problem
+from agent.investigations.sink import DjangoEventSink
 from agent.models import (
-    AnswerDraft,
     Batch,
-    DocumentNote,
-    EvidencePick,
     Investigation,
-    SourceOrder,
     SubQuestion,
-    Verdict,
 )
 from agent.policies import (
     PolicyChoice,
@@ -46,13 +43,11 @@ from agent.policies import (
     engine_config,
     require_usable_policy,
 )
-from agent.question_limits import NOTE_MAX_CHARS, question_problem
-from agent.sink import DjangoEventSink
-from archive.selectors import corrected_text, document_by_key
-from common.user_text import text_problem
 
 if TYPE_CHECKING:
-    from agent.investigation_file import ImportedRows
+    from agent.investigations.investigation_file import ImportedRows
+
+
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +153,7 @@ def investigation_enqueue(*, investigation: Investigation) -> None:
 
 def _send_run(investigation_id: int) -> bool:
     """Put the run on the task queue; if the queue is unreachable, fail it (resumable)."""
-    from agent.tasks import run_investigation
+    from agent.investigations.tasks import run_investigation
 
     # The run knows its task's id, so the sweep can tell which runs have a task waiting.
     task_id = str(uuid.uuid4())
@@ -196,7 +191,7 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
         with Heartbeat(investigation_id, investigation.attempts):
             sink = DjangoEventSink(investigation)
             if retriever is None:
-                from agent.retriever import ArchiveRetriever
+                from agent.investigations.retriever import ArchiveRetriever
 
                 retriever = ArchiveRetriever()
             policy = policy or build_policy(investigation)
@@ -220,7 +215,7 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
         raise
     except Exception as exc:
         logger.exception("investigation %s failed", investigation_id)
-        from agent.chat import failure_message, paid_usage
+        from agent.investigations.chat import failure_message, paid_usage
 
         message = failure_message(exc)
         # Paid model calls stay billed when the run fails: count them from the stored calls.
@@ -246,8 +241,8 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
 
 def _judge_shift(owner, policy: PolicySpec) -> float | None:
     """The adaptation of the learnt judge to its owner's decisions, fixed for the whole run."""
-    from agent.judge_learning import learning_of
-    from agent.judges import LEARNT, judge_in_use
+    from agent.investigations.judge_learning import learning_of
+    from agent.investigations.judges import LEARNT, judge_in_use
 
     if policy.kind != PolicyChoice.OFFLINE or judge_in_use().kind != LEARNT:
         return None
@@ -258,13 +253,13 @@ def build_policy(investigation: Investigation) -> Policy:
     """Return the policy that runs this investigation (replaying model replies already paid)."""
     require_usable_policy(investigation.policy)
     if investigation.policy == PolicyChoice.LLM:
-        from agent.chat import configured_chat_model, resumable_chat_model
         from agent.engine.llm_policy import LLMPolicy
-        from agent.judges import model_screen
+        from agent.investigations.chat import configured_chat_model, resumable_chat_model
+        from agent.investigations.judges import model_screen
 
         return LLMPolicy(resumable_chat_model(configured_chat_model(investigation.models_used),
                                               investigation), screen=model_screen())
-    from agent.judges import offline_policy
+    from agent.investigations.judges import offline_policy
 
     return offline_policy(shift=investigation.judge_shift)
 
@@ -417,137 +412,12 @@ def _waiting_investigation_ids() -> set[int] | None:
     return set(Investigation.objects.filter(task_id__in=task_ids).values_list("pk", flat=True))
 
 
-def verdict_override(
-    *, investigation: Investigation, user, document_key: str, decision: str, note: str = ""
-) -> Verdict:
-    """Record a historian's verdict on a document as a new row; the agent's stays untouched."""
-    if decision not in Verdict.Decision.values:
-        raise InvestigationError(f"Unknown decision {decision!r}.")
-    _check_note(note, label="the reason")
-    if not investigation.verdicts.filter(document_key=document_key).exists():
-        raise InvestigationError("This document has no verdict in this investigation.")
-    # Overrides live outside the engine's event sequence, so a resumed run can never collide.
-    return Verdict.objects.create(
-        investigation=investigation, document_key=document_key, decision=decision,
-        rationale=note.strip(), source=Verdict.Source.HUMAN, user=user, note=note.strip(),
-    )
-
-
-QUOTE_MAX_CHARS = 2000  # a picked quote: a few sentences, never a whole document
-
-
-def evidence_pick(*, investigation: Investigation, user, document_key: str, start: int,
-                  end: int) -> EvidencePick:
-    """Record the passage the historian quotes for a source (a new row; the agent's is kept)."""
-    if not investigation.verdicts.filter(document_key=document_key).exists():
-        raise InvestigationError("This document has no verdict in this investigation.")
-    document = document_by_key(document_key)
-    if document is None:
-        raise InvestigationError("This document is no longer in the archive.")
-    if not 0 <= start < end <= len(document.text):
-        raise InvestigationError("The quote must lie inside the document.")
-    if end - start > QUOTE_MAX_CHARS:
-        raise InvestigationError(f"A quote holds at most {QUOTE_MAX_CHARS} characters.")
-    text = " ".join(corrected_text(document, start, end).split())  # the OCR as corrected
-    if not text:
-        raise InvestigationError("The quote is empty.")
-    return EvidencePick.objects.create(investigation=investigation, user=user,
-                                       document_key=document_key, start=start, end=end, text=text)
-
-
-def _check_note(note: str, *, label: str) -> None:
-    if problem := text_problem(note, label=label, max_chars=NOTE_MAX_CHARS):
-        raise InvestigationError(f"{problem[0].upper()}{problem[1:]}. Nothing was saved.")
-
-
-def note_add(*, investigation: Investigation, user, document_key: str, note: str) -> DocumentNote:
-    """Attach a historian's note to a document without changing its verdict."""
-    note = note.strip()
-    if not note:
-        raise InvestigationError("The note is empty.")
-    _check_note(note, label="the note")
-    if not investigation.verdicts.filter(document_key=document_key).exists():
-        raise InvestigationError("This document has no verdict in this investigation.")
-    return DocumentNote.objects.create(
-        investigation=investigation, user=user, document_key=document_key, text=note
-    )
-
-
-def sources_reorder(
-    *, investigation: Investigation, user, document_keys: list[str]
-) -> SourceOrder:
-    """Record the historian's order of the accepted sources as a new row (orders are events)."""
-    keys = [key for key in document_keys if key]
-    if not keys:
-        raise InvestigationError("The order is empty.")
-    if len(set(keys)) != len(keys):
-        raise InvestigationError("The order names a source twice.")
-    known = set(investigation.verdicts.filter(document_key__in=keys)
-                .values_list("document_key", flat=True))
-    if unknown := [key for key in keys if key not in known]:
-        raise InvestigationError(f"No verdict in this investigation for {unknown[0]!r}.")
-    return SourceOrder.objects.create(investigation=investigation, user=user,
-                                      document_keys=keys)
-
-
 def investigation_share(*, investigation: Investigation, enable: bool = True) -> str:
     """Create the read-only share token (kept while sharing, so old links work) or revoke it."""
     token = (investigation.share_token or investigation.new_share_token()) if enable else ""
     investigation.share_token = token
     investigation.save(update_fields=["share_token"])
     return token
-
-
-def answer_draft(*, investigation: Investigation, user) -> AnswerDraft:
-    """Draft the cited answer from the accepted sources in force and keep it as a new draft.
-
-    The investigation's policy picks the drafter: the offline policy quotes the evidence
-    (`answer_extractive`), the LLM policy asks the configured model (`answer_llm`). Refused while
-    the run is still going and when no source is accepted; nothing is saved when refused.
-    """
-    from agent.cited_answer import answer_material, drafted_from
-    from agent.source_review import reviewed_sources
-
-    investigation.refresh_from_db(fields=["status"])
-    if investigation.is_active:
-        raise InvestigationError(f"The run is still going ({investigation.status}): the answer "
-                                 "can be drafted once it has ended.")
-    rows = reviewed_sources(investigation)
-    material = answer_material(investigation, rows)
-    if not material.sources:
-        raise InvestigationError("No source is accepted: accept the sources that answer the "
-                                 "question, then draft the answer.")
-    drafted: DraftedAnswer
-    if investigation.policy == PolicyChoice.LLM:
-        drafted = _model_answer(material, investigation.models_used)
-    else:
-        from agent.engine.answer_extractive import extractive_answer
-
-        drafted = extractive_answer(material)
-    input_tokens = sum(call.input_tokens for call in drafted.model_calls)
-    output_tokens = sum(call.output_tokens for call in drafted.model_calls)
-    return AnswerDraft.objects.create(
-        investigation=investigation, user=user, drafter=drafted.drafter.value,
-        sources=drafted_from(rows), sections=drafted.sections_json(), dropped=drafted.dropped,
-        model=next((call.model for call in reversed(drafted.model_calls)), ""),
-        input_tokens=input_tokens, output_tokens=output_tokens,
-        cost=investigation.policy_spec.cost(input_tokens, output_tokens), reply=drafted.reply,
-    )
-
-
-def _model_answer(material: AnswerMaterial, models: dict[str, str]) -> DraftedAnswer:
-    """Ask the configured model for the answer; an unusable reply or endpoint is a refusal."""
-    from agent.chat import configured_chat_model
-    from agent.engine.answer_llm import AnswerReplyError, model_answer
-    from agent.engine.openai_chat import ChatModelError
-
-    try:
-        require_usable_policy(PolicyChoice.LLM)
-        return model_answer(material, configured_chat_model(models))
-    except ImproperlyConfigured as exc:
-        raise InvestigationError(str(exc)) from exc
-    except (AnswerReplyError, ChatModelError) as exc:
-        raise InvestigationError(f"{exc} No draft was saved.") from exc
 
 
 @dataclasses.dataclass(frozen=True)
@@ -563,7 +433,7 @@ class ImportResult:
 
 
 def investigation_import(*, owner, data: bytes) -> ImportResult:
-    """Import an investigation file (`agent/investigation_file.py`) as a new run of `owner`'s.
+    """Import an investigation file (`investigation_file.py`) as a new run of `owner`'s.
 
     Documents are matched by key and content hash and chunks by ordinal and range inside them, so
     every offset the file holds means the same text here; a document this archive lacks (or holds
@@ -571,7 +441,10 @@ def investigation_import(*, owner, data: bytes) -> ImportResult:
     importer's own user name are theirs; rows by anyone else keep no author here. All or
     nothing: a faulty file raises `InvestigationFileError` and writes nothing.
     """
-    from agent.investigation_file import InvestigationFileError, read_investigation_file
+    from agent.investigations.investigation_file import (
+        InvestigationFileError,
+        read_investigation_file,
+    )
     from archive.models import Chunk
     from archive.selectors import documents_by_keys
 
@@ -621,8 +494,8 @@ def investigation_import(*, owner, data: bytes) -> ImportResult:
 def _imported(rows: ImportedRows, *, owner, chunk_map: dict[int, int],
               author: Callable[[str | None], Any]) -> Investigation:
     """Write the checked rows of an investigation file as a new investigation of `owner`'s."""
-    from agent.chat import stored_prompt_text
-    from agent.investigation_file import NO_CHUNK, remapped_payload
+    from agent.investigations.chat import stored_prompt_text
+    from agent.investigations.investigation_file import NO_CHUNK, remapped_payload
 
     def saved(objects: list, fields: list[str]) -> None:
         """Restore what auto_now_add overwrote on create: each row's own time."""
@@ -672,3 +545,4 @@ def _imported(rows: ImportedRows, *, owner, chunk_map: dict[int, int],
             objects.append(obj)
         saved(objects, ["created_at"])
     return investigation
+

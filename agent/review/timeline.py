@@ -26,7 +26,7 @@ from typing import Any
 
 from django.core.cache import cache
 
-from agent.selectors import Source, SourceState
+from agent.sources import FoldedSource, SourceState
 
 DPI = 100
 WIDTH_INCHES = 9.0
@@ -93,7 +93,7 @@ class Timeline:
     groups: tuple[TimelineGroup, ...] = ()  # the markers standing for several sources
 
 
-def timeline_points(sources: Sequence[Source], link: Callable[[Source], str]
+def timeline_points(sources: Sequence[FoldedSource], link: Callable[[FoldedSource], str]
                     ) -> tuple[list[TimelinePoint], int]:
     """The accepted and held sources with a date, and how many others had none."""
     points, undated = [], 0
@@ -111,7 +111,7 @@ def timeline_points(sources: Sequence[Source], link: Callable[[Source], str]
     return points, undated
 
 
-def source_timeline(sources: Sequence[Source], link: Callable[[Source], str]
+def source_timeline(sources: Sequence[FoldedSource], link: Callable[[FoldedSource], str]
                     ) -> Timeline | None:
     """Draw the timeline of ``sources`` (None when none of them is accepted or held)."""
     points, undated = timeline_points(sources, link)

@@ -9,8 +9,9 @@ import re
 import pytest
 from django.test import Client
 
-from agent import services
+from agent.investigations import services
 from agent.models import AnswerDraft, Investigation
+from agent.review import services as review_services
 from archive.models import Document
 
 HOSTILE = "lintransigeant_1887_v1:18870301"  # its OCR ends in <script>alert(1)</script>
@@ -76,11 +77,11 @@ def test_the_owner_drafts_an_answer_citing_the_sources_by_their_review_numbers(
 def test_the_answer_follows_the_historians_decisions(client, users, finished):
     alice = users["alice"]
     rejected, kept = finished.ranked_keys
-    services.verdict_override(investigation=finished, user=alice, document_key=rejected,
+    review_services.verdict_override(investigation=finished, user=alice, document_key=rejected,
                               decision="reject", note="hors sujet")
-    services.verdict_override(investigation=finished, user=alice, document_key=HOSTILE,
+    review_services.verdict_override(investigation=finished, user=alice, document_key=HOSTILE,
                               decision="accept", note="à citer")
-    draft = services.answer_draft(investigation=finished, user=alice)
+    draft = review_services.answer_draft(investigation=finished, user=alice)
     cited = {c.document_key: c.number for section in draft.answer_sections
              for sentence in section.sentences for c in sentence.citations}
     assert cited == {kept: 1, HOSTILE: 2}, "rejected by the historian: out; accepted: in"
@@ -100,15 +101,16 @@ def test_a_draft_is_refused_while_the_run_is_going(client, users, finished):
 
 def test_a_draft_with_no_accepted_source_is_refused(client, users, finished):
     for key in finished.ranked_keys:
-        services.verdict_override(investigation=finished, user=users["alice"], document_key=key,
+        review_services.verdict_override(investigation=finished, user=users["alice"],
+                                         document_key=key,
                                   decision="hold")
     with pytest.raises(services.InvestigationError, match="No source is accepted"):
-        services.answer_draft(investigation=finished, user=users["alice"])
+        review_services.answer_draft(investigation=finished, user=users["alice"])
     assert not AnswerDraft.objects.exists()
 
 
 def test_only_the_owner_drafts_and_only_those_it_is_shared_with_see(client, users, finished):
-    draft = services.answer_draft(investigation=finished, user=users["alice"])
+    draft = review_services.answer_draft(investigation=finished, user=users["alice"])
     client.force_login(users["eve"])
     assert client.post(_draft_url(finished)).status_code == 404
     assert client.get(f"/investigations/{finished.pk}/review/?draft={draft.pk}").status_code == 404
@@ -134,9 +136,10 @@ def test_drafting_needs_the_csrf_token(users, finished):
 
 
 def test_hostile_ocr_in_a_cited_sentence_is_escaped(client, users, finished):
-    services.verdict_override(investigation=finished, user=users["alice"], document_key=HOSTILE,
+    review_services.verdict_override(investigation=finished, user=users["alice"],
+                                     document_key=HOSTILE,
                               decision="accept")
-    draft = services.answer_draft(investigation=finished, user=users["alice"])
+    draft = review_services.answer_draft(investigation=finished, user=users["alice"])
     assert any(SCRIPT in s.text for sec in draft.answer_sections for s in sec.sentences), (
         "the hostile sentence is quoted, or the check below proves nothing")
     client.force_login(users["alice"])
@@ -152,7 +155,7 @@ def test_changed_decisions_are_noticed_and_older_drafts_stay_listed(client, user
     client.post(_draft_url(finished))
     first = AnswerDraft.objects.get()
     assert 'data-testid="answer-stale"' not in _review(client, finished)
-    services.verdict_override(investigation=finished, user=users["alice"],
+    review_services.verdict_override(investigation=finished, user=users["alice"],
                               document_key=finished.ranked_keys[0], decision="reject")
     page = _review(client, finished)
     assert 'data-testid="answer-stale"' in page and "The decisions changed since this draft" in page
@@ -179,7 +182,7 @@ def test_the_llm_policy_drafts_through_the_configured_model(client, users, finis
                                                         price_output_per_million=2.0)
     finished.refresh_from_db()
     before = len(stub_llm.state.requests)
-    draft = services.answer_draft(investigation=finished, user=users["alice"])
+    draft = review_services.answer_draft(investigation=finished, user=users["alice"])
     assert len(stub_llm.state.requests) == before + 1
     assert draft.drafter == "llm" and draft.model and draft.reply
     assert draft.input_tokens > 0 and draft.cost > 0
@@ -195,7 +198,7 @@ def test_the_llm_policy_without_an_endpoint_is_refused(users, finished, settings
     Investigation.objects.filter(pk=finished.pk).update(policy="llm")
     finished.refresh_from_db()
     with pytest.raises(services.InvestigationError, match="TRACE_LLM_BASE_URL"):
-        services.answer_draft(investigation=finished, user=users["alice"])
+        review_services.answer_draft(investigation=finished, user=users["alice"])
     assert not AnswerDraft.objects.exists()
 
 
@@ -204,10 +207,10 @@ def test_the_markdown_export_carries_the_newest_draft_with_the_lists_numbers(
     from markdown_it import MarkdownIt
 
     alice = users["alice"]
-    services.answer_draft(investigation=finished, user=alice)
+    review_services.answer_draft(investigation=finished, user=alice)
     order = list(reversed(finished.ranked_keys))
-    services.sources_reorder(investigation=finished, user=alice, document_keys=order)
-    services.answer_draft(investigation=finished, user=alice)
+    review_services.sources_reorder(investigation=finished, user=alice, document_keys=order)
+    review_services.answer_draft(investigation=finished, user=alice)
     client.force_login(alice)
     text = client.get(f"/investigations/{finished.pk}/export/markdown/").content.decode()
     tokens = MarkdownIt("commonmark").parse(text)
@@ -223,7 +226,7 @@ def test_the_markdown_export_carries_the_newest_draft_with_the_lists_numbers(
     position = order.index("legaulois_1887_v1:18870226") + 1
     assert re.search(re.escape(gaulois) + r"[^\[]*\[" + str(position) + r"\]", answer)
     # A later decision makes the exported draft out of date, and the export says so.
-    services.verdict_override(investigation=finished, user=alice, document_key=order[0],
+    review_services.verdict_override(investigation=finished, user=alice, document_key=order[0],
                               decision="reject")
     text = client.get(f"/investigations/{finished.pk}/export/markdown/").content.decode()
     assert "The decisions changed after this draft" in text
@@ -231,10 +234,10 @@ def test_the_markdown_export_carries_the_newest_draft_with_the_lists_numbers(
 
 def test_the_trace_keeps_every_draft_with_its_sources_and_sentences(client, users, finished):
     alice = users["alice"]
-    services.answer_draft(investigation=finished, user=alice)
-    services.verdict_override(investigation=finished, user=alice,
+    review_services.answer_draft(investigation=finished, user=alice)
+    review_services.verdict_override(investigation=finished, user=alice,
                               document_key=finished.ranked_keys[0], decision="reject")
-    services.answer_draft(investigation=finished, user=alice)
+    review_services.answer_draft(investigation=finished, user=alice)
     client.force_login(alice)
     trace = json.loads(client.get(f"/investigations/{finished.pk}/export/trace-json/").content)
     first, second = trace["answer_drafts"]
@@ -277,9 +280,9 @@ def test_a_hostile_draft_adds_no_markdown_structure(client, users, finished):
 
 
 def test_dropped_sentences_are_counted_on_the_page_and_in_the_export(client, users, finished):
-    from agent.cited_answer import answer_material, drafted_from
     from agent.engine.answer_llm import model_answer
-    from agent.source_review import reviewed_sources
+    from agent.review.cited_answer import answer_material, drafted_from
+    from agent.sources import reviewed_sources
     from tests.fakes.chat import ScriptedChatModel
 
     rows = reviewed_sources(finished)

@@ -28,6 +28,7 @@ from django.db import models
 from django.utils.dateparse import parse_datetime
 
 from agent.engine.answer import sections_from_json
+from agent.investigations.question_limits import NOTE_MAX_CHARS, question_problem
 from agent.models import (
     AnswerDraft,
     DocumentNote,
@@ -39,7 +40,6 @@ from agent.models import (
     SubQuestion,
     Verdict,
 )
-from agent.question_limits import NOTE_MAX_CHARS, question_problem
 from archive.models import Chunk
 from archive.selectors import documents_by_keys
 from common.user_text import text_problem

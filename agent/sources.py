@@ -1,15 +1,194 @@
-"""Reads for the reviewed list: the historian's order in force, who decided, the evidence quoted."""
+"""A source: one document of an investigation, as every page and export shows it.
+
+`folded_sources` folds the verdict log per document (the agent's ranking, the live page's
+counts); `reviewed_sources` applies the historian's overrides, order, notes and picked quotes
+to it: the one ranking the review page, the exports and the cited answer follow.
+"""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field, fields
 from datetime import datetime
+from enum import StrEnum
 
 from django.utils import timezone
 
+from agent.engine.events import HeldChunkDropped
 from agent.models import DocumentNote, Investigation, SourceOrder, Verdict
-from agent.selectors import Source, SourceState, folded_sources
+from archive.models import Document
+from archive.selectors import documents_by_keys
 from common.sentences import sentence_spans
+
+
+class SourceState(StrEnum):
+    """Where a document stands: the outcome of the decisions (`Verdict.Decision`) taken on it.
+
+    A decision is what a verdict does (accept, hold, reject); a state is where it leaves the
+    document (accepted, held, rejected). `STATE_AFTER` is the one mapping between the two.
+    """
+
+    ACCEPTED = "accepted"
+    HELD = "held"
+    REJECTED = "rejected"
+
+
+STATE_AFTER: dict[str, SourceState] = {
+    Verdict.Decision.ACCEPT: SourceState.ACCEPTED,
+    Verdict.Decision.HOLD: SourceState.HELD,
+    Verdict.Decision.REJECT: SourceState.REJECTED,
+}
+
+
+@dataclass
+class FoldedSource:
+    """One document as the review page shows it."""
+
+    document_key: str
+    sub_corpus: str = ""
+    agent_state: str = ""  # a SourceState, from the agent's verdicts
+    human_decision: str = ""  # the latest historian override, if any
+    human_user: str = ""
+    rationales: list[str] = field(default_factory=list)
+    sub_question_indexes: list[int] = field(default_factory=list)
+    evidence_chunks: list[int] = field(default_factory=list)
+    notes: list[DocumentNote] = field(default_factory=list)
+    confirmations: int = 0
+    rank: int | None = None
+    document: Document | None = None
+    # Held by the agent but every held passage left the held pool to make room (or was
+    # promoted elsewhere): still possibly relevant, no longer weighed by the agent.
+    set_aside: bool = False
+
+    @property
+    def state(self) -> str:
+        """The state the historian sees: an override wins over the agent."""
+        return STATE_AFTER.get(self.human_decision, self.agent_state)
+
+    @property
+    def best_chunk(self) -> int | None:
+        return self.evidence_chunks[0] if self.evidence_chunks else None
+
+
+def folded_sources(investigation: Investigation) -> list[FoldedSource]:
+    """Fold the verdict log into one row per document, overrides applied, in the agent's order.
+
+    The historian sees `agent.sources.reviewed_sources`, which puts their own order in
+    force on top of this one; counts by state need only the fold.
+    """
+    sources: dict[str, FoldedSource] = {}
+    accepted_by: dict[str, set[int]] = defaultdict(set)
+    held: set[str] = set()
+    promoted: set[str] = set()
+    in_pool: dict[tuple[int | None, int | None], str] = {}  # held passages still in a pool
+    for verdict in investigation.verdicts.select_related("user").order_by("id"):
+        source = sources.setdefault(verdict.document_key, FoldedSource(verdict.document_key))
+        source.sub_corpus = source.sub_corpus or verdict.sub_corpus
+        if verdict.source == Verdict.Origin.HUMAN:
+            source.human_decision = verdict.decision
+            source.human_user = verdict.user.get_username() if verdict.user else ""
+            continue
+        index = verdict.sub_question_index
+        if index is not None and index not in source.sub_question_indexes:
+            source.sub_question_indexes.append(index)
+        if verdict.decision == Verdict.Decision.ACCEPT:
+            accepted_by[verdict.document_key].add(verdict.sub_question_index or 0)
+            if verdict.rationale and verdict.rationale not in source.rationales:
+                source.rationales.append(verdict.rationale)
+            if verdict.chunk_id and verdict.chunk_id not in source.evidence_chunks:
+                source.evidence_chunks.insert(0, verdict.chunk_id)
+            if verdict.source == Verdict.Origin.HELD_REEVAL:
+                promoted.add(verdict.document_key)
+                in_pool.pop((verdict.sub_question_index, verdict.chunk_id), None)
+        else:
+            if verdict.decision == Verdict.Decision.HOLD:
+                held.add(verdict.document_key)
+                in_pool[(verdict.sub_question_index, verdict.chunk_id)] = verdict.document_key
+            if verdict.rationale and not source.rationales:
+                source.rationales.append(verdict.rationale)
+            if verdict.chunk_id and verdict.chunk_id not in source.evidence_chunks:
+                source.evidence_chunks.append(verdict.chunk_id)
+    for dropped in _held_drops(investigation):
+        in_pool.pop(dropped, None)
+    still_held = set(in_pool.values())
+    for key, source in sources.items():
+        source.confirmations = len(accepted_by.get(key, ()))
+        if source.confirmations:
+            source.agent_state = SourceState.ACCEPTED
+        elif key in held:
+            source.agent_state = SourceState.HELD
+            source.set_aside = key not in still_held
+        else:
+            source.agent_state = SourceState.REJECTED
+    for note in investigation.notes.select_related("user"):
+        if note.document_key in sources:
+            sources[note.document_key].notes.append(note)
+    _attach_documents(sources)
+    ranked = ranked_document_keys(investigation, sources)
+    for position, key in enumerate(ranked, start=1):
+        sources[key].rank = position
+    order = {key: i for i, key in enumerate(ranked)}
+    return sorted(
+        sources.values(),
+        key=lambda s: (order.get(s.document_key, len(order)), s.state, s.set_aside,
+                       s.document_key),
+    )
+
+
+def _held_drops(investigation: Investigation) -> list[tuple[int | None, int]]:
+    """Return (sub-question, chunk id) of every passage that left a full held pool."""
+    drops = []
+    for step in investigation.steps.filter(kind=HeldChunkDropped.kind):
+        event = step.event
+        if isinstance(event, HeldChunkDropped):
+            drops.append((event.sub_question_index, event.chunk_id))
+    return drops
+
+
+@dataclass(frozen=True)
+class SourceCounts:
+    """How many documents the historian sees in each state (the live and review pages agree)."""
+
+    accepted: int
+    held: int
+    rejected: int
+    set_aside: int  # among the held: no longer in the agent's held pool at the end
+
+    @property
+    def still_held(self) -> int:
+        return self.held - self.set_aside
+
+
+def source_counts(sources: list[FoldedSource]) -> SourceCounts:
+    """Count the review's sources by state, overrides applied."""
+    held = [s for s in sources if s.state == SourceState.HELD]
+    return SourceCounts(
+        accepted=sum(s.state == SourceState.ACCEPTED for s in sources), held=len(held),
+        rejected=sum(s.state == SourceState.REJECTED for s in sources),
+        set_aside=sum(s.set_aside and not s.human_decision for s in held),
+    )
+
+
+def ranked_document_keys(investigation: Investigation,
+                         sources: dict[str, FoldedSource]) -> list[str]:
+    """The agent's ranking minus what the historian removed, plus what they accepted, in order."""
+    ranked = [key for key in investigation.ranked_keys
+              if key in sources and sources[key].state == SourceState.ACCEPTED]
+    if not investigation.ranked_keys:
+        # A run still in progress has no final ranking yet: order by confirmations.
+        ranked = sorted((k for k, s in sources.items()
+                         if s.agent_state == s.state == SourceState.ACCEPTED),
+                        key=lambda k: -sources[k].confirmations)
+    extra = [key for key, s in sources.items()
+             if s.state == SourceState.ACCEPTED and key not in ranked]
+    return ranked + extra
+
+
+def _attach_documents(sources: dict[str, FoldedSource]) -> None:
+    documents = documents_by_keys(list(sources))
+    for key, source in sources.items():
+        source.document = documents.get(key)
+
 
 QUOTE_CHARS = 400
 QUOTE_ORIGINS = {"verdict": "cited evidence", "chunk": "opening of the matched passage",
@@ -18,7 +197,7 @@ QUOTE_SENTENCES = 3
 
 
 @dataclass(frozen=True)
-class Evidence:
+class Quote:
     """The quoted passage: character offsets into the document, and where it came from."""
 
     text: str
@@ -40,7 +219,7 @@ class Evidence:
 
 
 @dataclass(frozen=True)
-class Decision:
+class SourceDecision:
     """Who decided a source's state, when, and the rationale that decided it."""
 
     by: str  # "agent" or "historian"
@@ -60,12 +239,12 @@ class Decision:
 
 
 @dataclass
-class ReviewedSource(Source):
+class ReviewedSource(FoldedSource):
     """A source as reviewed: its place in the historian's order, its decision and evidence."""
 
-    decision: Decision = field(default_factory=lambda: Decision(by="agent"))
-    evidence: Evidence | None = None  # the quote in force: the historian's pick, else the agent's
-    agent_evidence: Evidence | None = None  # the agent's, when the historian picked another
+    decision: SourceDecision = field(default_factory=lambda: SourceDecision(by="agent"))
+    evidence: Quote | None = None  # the quote in force: the historian's pick, else the agent's
+    agent_evidence: Quote | None = None  # the agent's, when the historian picked another
 
 
 @dataclass(frozen=True)
@@ -108,7 +287,7 @@ def reviewed_sources(investigation: Investigation) -> list[ReviewedSource]:
     decisions = _decisions(investigation, sources)
     evidence = _evidence(investigation, sources)
     picked = _picked(investigation)
-    rows = [ReviewedSource(**{f.name: getattr(s, f.name) for f in fields(Source)},
+    rows = [ReviewedSource(**{f.name: getattr(s, f.name) for f in fields(FoldedSource)},
                            decision=decisions[s.document_key],
                            evidence=picked.get(s.document_key, evidence.get(s.document_key)),
                            agent_evidence=(evidence.get(s.document_key)
@@ -166,9 +345,10 @@ def display_name(user, *, missing: str = "a former user") -> str:
     return user.get_full_name() or user.get_username()
 
 
-def _decisions(investigation: Investigation, sources: list[Source]) -> dict[str, Decision]:
+def _decisions(investigation: Investigation,
+               sources: list[FoldedSource]) -> dict[str, SourceDecision]:
     overrides: dict[str, Verdict] = {}
-    for verdict in investigation.verdicts.filter(source=Verdict.Source.HUMAN).select_related(
+    for verdict in investigation.verdicts.filter(source=Verdict.Origin.HUMAN).select_related(
             "user").order_by("id"):
         overrides[verdict.document_key] = verdict
     decisions = {}
@@ -178,7 +358,7 @@ def _decisions(investigation: Investigation, sources: list[Source]) -> dict[str,
         override = overrides.get(source.document_key)
         reason = (override.note or override.rationale).strip() if override is not None else ""
         historian_text = reason or (notes[0].text if notes else "")
-        decisions[source.document_key] = Decision(
+        decisions[source.document_key] = SourceDecision(
             by="agent" if override is None else "historian",
             user="" if override is None else display_name(override.user),
             at=None if override is None else override.created_at,
@@ -190,13 +370,13 @@ def _decisions(investigation: Investigation, sources: list[Source]) -> dict[str,
     return decisions
 
 
-def _picked(investigation: Investigation) -> dict[str, Evidence]:
+def _picked(investigation: Investigation) -> dict[str, Quote]:
     """The historian's newest picked quote per document."""
     if investigation.pk is None:
         return {}
-    picks: dict[str, Evidence] = {}
+    picks: dict[str, Quote] = {}
     for pick in investigation.evidence_picks.select_related("user").order_by("created_at", "id"):
-        picks[pick.document_key] = Evidence(text=pick.text, start=pick.start, end=pick.end,
+        picks[pick.document_key] = Quote(text=pick.text, start=pick.start, end=pick.end,
                                             origin="historian", by=display_name(pick.user))
     return picks
 
@@ -205,12 +385,12 @@ def _notes_newest_first(notes: list[DocumentNote]) -> list[DocumentNote]:
     return sorted(notes, key=lambda note: (note.created_at, note.pk), reverse=True)
 
 
-def _evidence(investigation: Investigation, sources: list[Source]) -> dict[str, Evidence]:
+def _evidence(investigation: Investigation, sources: list[FoldedSource]) -> dict[str, Quote]:
     from archive.models import Chunk
 
     cited: dict[tuple[str, int | None], Verdict] = {}
     by_document: dict[str, Verdict] = {}
-    agent_verdicts = (investigation.verdicts.exclude(source=Verdict.Source.HUMAN)
+    agent_verdicts = (investigation.verdicts.exclude(source=Verdict.Origin.HUMAN)
                       .exclude(evidence_text="").order_by("id"))
     for verdict in agent_verdicts.only("document_key", "chunk_id", "decision", "evidence_text",
                                        "evidence_start", "evidence_end"):
@@ -223,7 +403,7 @@ def _evidence(investigation: Investigation, sources: list[Source]) -> dict[str, 
         quoted = cited.get((source.document_key, source.best_chunk))
         quoted = quoted or by_document.get(source.document_key)
         if quoted is not None:
-            found[source.document_key] = Evidence(
+            found[source.document_key] = Quote(
                 text=" ".join(quoted.evidence_text.split()), start=quoted.evidence_start,
                 end=quoted.evidence_end, origin="verdict")
         elif (chunk := chunks.get(source.best_chunk)) is not None:
@@ -231,7 +411,7 @@ def _evidence(investigation: Investigation, sources: list[Source]) -> dict[str, 
     return found
 
 
-def opening_sentences(text: str, *, offset: int = 0, limit: int = QUOTE_CHARS) -> Evidence:
+def opening_sentences(text: str, *, offset: int = 0, limit: int = QUOTE_CHARS) -> Quote:
     """Quote a passage's first sentences (at most `limit` characters), cut at a word boundary."""
     start = len(text) - len(text.lstrip())
     end = start
@@ -249,5 +429,5 @@ def opening_sentences(text: str, *, offset: int = 0, limit: int = QUOTE_CHARS) -
         end = start + (boundary if boundary > 0 else limit)
         end = len(text[:end].rstrip())
     quote = " ".join(text[start:end].split())
-    return Evidence(text=quote + ("…" if cut else ""), start=offset + start, end=offset + end,
+    return Quote(text=quote + ("…" if cut else ""), start=offset + start, end=offset + end,
                     origin="chunk")

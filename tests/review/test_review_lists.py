@@ -9,8 +9,8 @@ import pytest
 
 from agent.engine.events import RankingMade, SearchRan
 from agent.models import Investigation, Step, Verdict
-from agent.review_lists import PAGE_SIZE
-from agent.source_review import moved_to, order_in_force
+from agent.review.lists import PAGE_SIZE
+from agent.sources import moved_to, order_in_force
 from archive.models import Document, SubCorpus
 
 

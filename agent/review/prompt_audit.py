@@ -6,7 +6,7 @@ from agent.engine.events import ModelCalled, VerdictGiven
 from agent.models import LLMCall, Step, Verdict
 
 # Verdicts decided by a model call (the others come from rules or from a historian).
-MODEL_DECIDED = frozenset({Verdict.Source.AGENT, Verdict.Source.HELD_REEVAL})
+MODEL_DECIDED = frozenset({Verdict.Origin.AGENT, Verdict.Origin.HELD_REEVAL})
 
 
 def model_call_for_verdict(verdict: Verdict) -> LLMCall | None:

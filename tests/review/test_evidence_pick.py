@@ -6,7 +6,7 @@ import json
 from html import unescape
 
 from agent.models import EvidencePick
-from agent.source_review import reviewed_sources
+from agent.sources import reviewed_sources
 from archive.highlight import Span
 from archive.models import Document
 from archive.quote_moves import quote_moves
