@@ -28,7 +28,8 @@ clean-venv:
 	rm -rf $(VENV)
 
 # Re-run the dev evaluation of the README's systems on the loaded archive and rewrite the figures:
-# docs/eval/historiqa/ (every table, JSON and plot) and the README's generated table.
+# docs/eval/historiqa/ (every table, JSON and plot) and the `evaluation-dev` block of README.md and
+# docs/retrieval-evaluation.md.
 EVAL_SYSTEMS := bm25 dense hybrid hybrid-per-subcorpus offline
 eval-docs: $(STAMP)
 	$(PY) manage.py evaluate --questions demo/historiqa/questions_dev.jsonl \

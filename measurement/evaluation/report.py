@@ -101,7 +101,7 @@ def summary_markdown(results: Sequence[dict]) -> str:
              *([r["overall"].get("p_acc")] if agent else []),
              r["overall"]["latency_median_ms"]] for r in results]
     intro = (f"{results[0]['n_questions']} questions of `{results[0].get('questions_file')}`; "
-             f"pool: {results[0]['settings'].get('pool')}.")
+             f"pool: {_pool_text(results[0])}.")
     return intro + "\n\n" + _table(header, rows)
 
 

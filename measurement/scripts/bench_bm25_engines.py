@@ -8,7 +8,8 @@ Postgres. Usage (from the repository root):
         --corpus demo/historiqa/corpus.jsonl \
         --questions demo/historiqa/questions_dev.jsonl --copies 50
 
-Prints one Markdown table. Retrieval quality is measured by `manage.py evaluate` instead.
+Prints one Markdown table (with --write-doc FILE, also written into the file's generated block).
+Retrieval quality is measured by `manage.py evaluate` instead.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import random
+import shlex
 import statistics
 import sys
 import tempfile
@@ -27,6 +30,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from archive.chunking import chunk_text  # noqa: E402
+from common.generated_docs import (  # noqa: E402
+    check_generated_block,
+    shown_path,
+    write_generated_block,
+)
 from common.search import SearchRequest  # noqa: E402
 from retrieval.analysis import DEFAULT_OPTIONS  # noqa: E402
 from retrieval.bm25.base import IndexChanges, IndexedChunk  # noqa: E402
@@ -111,18 +119,42 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=50)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--engine", action="append", choices=("whoosh", "tantivy"))
+    parser.add_argument("--write-doc", type=Path, action="append", default=[],
+                        help="write the table into this document's generated block (repeatable)")
+    parser.add_argument("--doc-block", default="bm25-engines-speed")
     args = parser.parse_args()
+    for doc in args.write_doc:  # before the run, not after it
+        check_generated_block(doc, args.doc_block)
     documents = synthetic_documents(args.corpus, args.copies)
     questions = [json.loads(line)["question"] for line in
                  args.questions.read_text(encoding="utf-8").splitlines() if line][: args.queries]
-    print("| engine | chunks | full build s | chunks/s | 25-document update s (median) | "
-          "query p50 ms | query p95 ms | sub-corpus filter p50 ms | index MB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    lines = ["| engine | chunks | full build s | chunks/s | 25-document update s (median) | "
+             "query p50 ms | query p95 ms | sub-corpus filter p50 ms | index MB |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    print(*lines, sep="\n")
     for engine in args.engine or ["whoosh", "tantivy"]:
         r = bench(engine, documents, questions)
-        print(f"| {r['engine']} | {r['chunks']} | {r['build_s']:.1f} | {r['chunks_per_s']:.0f} | "
-              f"{r['update25_median_s']:.2f} | {r['query_p50_ms']:.1f} | {r['query_p95_ms']:.1f} | "
-              f"{r['filtered_p50_ms']:.1f} | {r['size_mb']:.1f} |", flush=True)
+        lines.append(
+            f"| {r['engine']} | {r['chunks']} | {r['build_s']:.1f} | {r['chunks_per_s']:.0f} | "
+            f"{r['update25_median_s']:.2f} | {r['query_p50_ms']:.1f} | {r['query_p95_ms']:.1f} | "
+            f"{r['filtered_p50_ms']:.1f} | {r['size_mb']:.1f} |")
+        print(lines[-1], flush=True)
+    if args.write_doc:
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        intro = (f"{args.copies} copies of `{args.corpus.name}`, {len(questions)} queries of "
+                 f"`{args.questions.name}`; {os.cpu_count()} CPUs, load average {load} at the end.")
+        words = ["python", "measurement/scripts/bench_bm25_engines.py",
+                 "--corpus", shown_path(args.corpus, ROOT),
+                 "--questions", shown_path(args.questions, ROOT),
+                 "--copies", str(args.copies), "--queries", str(args.queries)]
+        words += [arg for engine in args.engine or [] for arg in ("--engine", engine)]
+        words += [arg for doc in args.write_doc for arg in ("--write-doc", shown_path(doc, ROOT))]
+        if args.doc_block != "bm25-engines-speed":
+            words += ["--doc-block", args.doc_block]
+        for doc in args.write_doc:
+            write_generated_block(doc, args.doc_block, intro + "\n\n" + "\n".join(lines),
+                                  command=shlex.join(words))
+            print(f"table -> {doc} (block {args.doc_block})")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Print median and p95 latency per retrieval channel over the dev questions.
 
 Usage: python measurement/scripts/bench_retrieval.py [--questions FILE] [--limit N]
+       [--write-doc FILE]
 Runs against the configured database (the loaded demo corpus); a benchmark, not a test.
+With --write-doc, the table is also written into the document's generated block.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -25,11 +28,19 @@ def main() -> None:
     parser.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS)
     parser.add_argument("--limit", type=int, default=200)
     parser.add_argument("--cap", type=int, default=20)
+    parser.add_argument("--write-doc", type=Path, action="append", default=[],
+                        help="write the table into this document's generated block (repeatable)")
+    parser.add_argument("--doc-block", default="channel-latency")
     args = parser.parse_args()
+    from common.generated_docs import check_generated_block, shown_path, write_generated_block
+
+    for doc in args.write_doc:  # before the run, not after it
+        check_generated_block(doc, args.doc_block)
 
     import django
 
     django.setup()
+    from archive.models import Chunk, Document
     from common.french_dates import extract_date_window
     from common.search import DateWindow, SearchRequest
     from measurement.evaluation.fusions import per_subcorpus_hybrid
@@ -68,9 +79,12 @@ def main() -> None:
         "warm start per sub-corpus": lambda i, q: per_subcorpus_hybrid(
             request("warm_start", q, limit=10)),
     }
-    print(f"{len(questions)} questions, cap {args.cap}")
-    print(f"| {'channel':<30} | median ms | p95 ms |")
-    print(f"|{'-' * 32}|-----------|--------|")
+    intro = (f"{len(questions)} questions of `{args.questions.name}`, cap {args.cap}; archive: "
+             f"{Document.objects.count()} documents, {Chunk.objects.count()} chunks; "
+             "each channel warmed up once.")
+    lines = [f"| {'channel':<30} | median ms | p95 ms |", f"|{'-' * 32}|-----------|--------|"]
+    print(intro)
+    print(*lines, sep="\n")
     for name, run in channels.items():
         run(0, questions[0].question)  # warm-up: index open, model load
         seconds = []
@@ -79,7 +93,17 @@ def main() -> None:
             run(index, question.question)
             seconds.append(time.perf_counter() - start)
         mid, p95 = 1000 * median(seconds), 1000 * percentile(seconds, 95)
-        print(f"| {name:<30} | {mid:9.1f} | {p95:6.1f} |")
+        lines.append(f"| {name:<30} | {mid:9.1f} | {p95:6.1f} |")
+        print(lines[-1], flush=True)
+    words = ["python", "measurement/scripts/bench_retrieval.py", "--questions",
+             shown_path(args.questions, ROOT), "--limit", str(args.limit), "--cap", str(args.cap)]
+    words += [arg for doc in args.write_doc for arg in ("--write-doc", shown_path(doc, ROOT))]
+    if args.doc_block != "channel-latency":
+        words += ["--doc-block", args.doc_block]
+    for doc in args.write_doc:
+        write_generated_block(doc, args.doc_block, intro + "\n\n" + "\n".join(lines),
+                              command=shlex.join(words))
+        print(f"table -> {doc} (block {args.doc_block})")
 
 
 if __name__ == "__main__":

@@ -211,6 +211,7 @@ def test_evaluate_writes_its_summary_into_a_document_block(tiny, tmp_path):
     assert ("manage.py evaluate --questions q.jsonl --system bm25 --system hybrid --k 2,5,10,20 "
             "--out out --write-doc README.md --doc-block eval-dev`") in text
     assert "| system | R@5 | R@10 | MRR | debates gold R@10 | press gold R@10 |" in text
+    assert "; pool: gold-only pool, 3 documents (whole archive; 3 of them gold" in text
     bm25 = next(r for r in comparison if r["system"] == "bm25")
     assert f"| `bm25` | {bm25['overall']['recall@5']:.3f} |" in text
 
