@@ -49,6 +49,7 @@ from agent.policies import (
 from agent.question_limits import NOTE_MAX_CHARS, question_problem
 from agent.sink import DjangoEventSink
 from archive.selectors import corrected_text, document_by_key
+from common.usage import TokenUsage
 from common.user_text import text_problem
 
 if TYPE_CHECKING:
@@ -230,13 +231,12 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
         ))
         raise
     counters = result.counters
-    cost = investigation.policy_spec.cost(counters.input_tokens, counters.output_tokens)
+    cost = investigation.policy_spec.cost(counters.usage)
     status = (Investigation.Status.CANCELLED if result.status == "cancelled"
               else Investigation.Status.FINISHED)
     with_reconnect(lambda: _owned(investigation).transition_to(
         status, finished_at=timezone.now(), ranked_keys=list(result.ranked_document_keys),
-        llm_calls=counters.llm_calls, input_tokens=counters.input_tokens,
-        output_tokens=counters.output_tokens, cached_tokens=counters.cached_tokens,
+        llm_calls=counters.llm_calls, **counters.usage.as_fields(),
         model_seconds=counters.model_seconds, engine_seconds=counters.engine_seconds,
         cost=cost, cancel_requested=False,
     ))
@@ -524,14 +524,13 @@ def answer_draft(*, investigation: Investigation, user) -> AnswerDraft:
         from agent.engine.answer_extractive import extractive_answer
 
         drafted = extractive_answer(material)
-    input_tokens = sum(call.input_tokens for call in drafted.model_calls)
-    output_tokens = sum(call.output_tokens for call in drafted.model_calls)
+    usage = TokenUsage.total(call.usage for call in drafted.model_calls)
     return AnswerDraft.objects.create(
         investigation=investigation, user=user, drafter=drafted.drafter.value,
         sources=drafted_from(rows), sections=drafted.sections_json(), dropped=drafted.dropped,
         model=next((call.model for call in reversed(drafted.model_calls)), ""),
-        input_tokens=input_tokens, output_tokens=output_tokens,
-        cost=investigation.policy_spec.cost(input_tokens, output_tokens), reply=drafted.reply,
+        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+        cost=investigation.policy_spec.cost(usage), reply=drafted.reply,
     )
 
 

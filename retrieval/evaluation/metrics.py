@@ -6,6 +6,7 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
+from common.usage import TokenUsage
 from retrieval.evaluation.records import ResultRow
 
 MISS_CAUSES = ("never_retrieved", "rejected", "held_never_promoted", "ranked_below_k")
@@ -139,8 +140,9 @@ def _agent_figures(rows: Sequence[ResultRow], out: dict) -> None:
     out["r_acc"] = sum(r for _, r in pairs) / n
     out["accepted_mean"] = sum(len(agent.accepted_keys) for _, agent in agent_rows) / n
     out["llm_calls_mean"] = sum(agent.llm_calls for _, agent in agent_rows) / n
-    out["input_tokens_mean"] = sum(agent.input_tokens for _, agent in agent_rows) / n
-    out["output_tokens_mean"] = sum(agent.output_tokens for _, agent in agent_rows) / n
+    usage = TokenUsage.total(agent.usage for _, agent in agent_rows)
+    out["input_tokens_mean"] = usage.input_tokens / n
+    out["output_tokens_mean"] = usage.output_tokens / n
     out["cost_mean"] = sum(agent.cost for _, agent in agent_rows) / n
     # Words the rationales quote, and those their passage does not print (must stay 0).
     out["quoted_words"] = sum(agent.quoted_words for _, agent in agent_rows)

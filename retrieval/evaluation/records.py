@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
+
+from common.usage import TokenUsage
 
 
 @dataclass(frozen=True)
@@ -29,21 +31,27 @@ class AgentFigures:
     rejected_keys: tuple[str, ...] = ()
     surfaced_keys: tuple[str, ...] = ()
     llm_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
+    usage: TokenUsage = TokenUsage()
     engine_seconds: float = 0.0
     model_wait_seconds: float = 0.0
     oracle_decisions: int = 0  # the oracle judge's decisions and flipped ones (0 otherwise)
     oracle_errors: int = 0
-    cached_tokens: int = 0
     cost: float = 0.0  # priced with the configured per-million-token prices
     quoted_words: int = 0  # words the rationales quote
     false_claims: tuple[dict, ...] = ()  # quoted words their chunk does not print (must be none)
 
     def to_json(self) -> dict:
         """Return the figures as results.json publishes them (`accepted_ids`: lists of keys)."""
-        return {name.replace("_keys", "_ids"): list(value) if isinstance(value, tuple) else value
-                for name, value in asdict(self).items()}
+        flat = {f.name: getattr(self, f.name) for f in fields(self)} | self.usage.as_fields()
+        return {name.replace("_keys", "_ids"): list(flat[name]) if isinstance(flat[name], tuple)
+                else flat[name] for name in FIGURES_JSON}
+
+
+# The figures' keys in results.json, in their published order (the usage as three counts).
+FIGURES_JSON = ("accepted_keys", "held_keys", "rejected_keys", "surfaced_keys", "llm_calls",
+                "input_tokens", "output_tokens", "engine_seconds", "model_wait_seconds",
+                "oracle_decisions", "oracle_errors", "cached_tokens", "cost", "quoted_words",
+                "false_claims")
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from common.usage import TokenUsage
 from retrieval.evaluation import systems
 from retrieval.evaluation.questions import load_questions
 from retrieval.evaluation.records import AgentFigures, EvalQuestion
@@ -120,7 +121,7 @@ def test_registered_systems_report_agent_fields(tiny, tmp_path, monkeypatch):
             return SystemRun(["intran:i1"], 0.01, agent=AgentFigures(
                 accepted_keys=("intran:i1",), held_keys=question.gold_keys[:1],
                 rejected_keys=(), surfaced_keys=("intran:i1",), llm_calls=3,
-                input_tokens=10, output_tokens=5, engine_seconds=0.1,
+                usage=TokenUsage(10, 5), engine_seconds=0.1,
                 model_wait_seconds=0.2))
         return run
 

@@ -2,6 +2,7 @@
 
 import pytest
 
+from common.usage import TokenUsage
 from retrieval.evaluation.metrics import (
     acceptance,
     all_gold_in_top,
@@ -60,11 +61,11 @@ def test_summarize_reports_agent_fields_and_miss_shares():
     rows = [
         ResultRow(ranked_keys=["a", "b"], gold_keys=["a", "c"], seconds=1.0,
                   agent=AgentFigures(accepted_keys=("a", "b"), held_keys=("c",), rejected_keys=(),
-                                     llm_calls=10, input_tokens=100, output_tokens=10,
+                                     llm_calls=10, usage=TokenUsage(100, 10),
                                      engine_seconds=0.5, model_wait_seconds=3.0)),
         ResultRow(ranked_keys=["d"], gold_keys=["d", "e"], seconds=3.0,
                   agent=AgentFigures(accepted_keys=("d",), held_keys=(), rejected_keys=("e",),
-                                     llm_calls=20, input_tokens=300, output_tokens=30,
+                                     llm_calls=20, usage=TokenUsage(300, 30),
                                      engine_seconds=1.5, model_wait_seconds=5.0)),
     ]
     out = summarize(rows, [2, 10])
