@@ -18,7 +18,7 @@ from agent.engine.sinks import ListSink
 from agent.policies import configured_policy
 from agent.retriever import ArchiveRetriever
 from archive.models import Chunk
-from retrieval.evaluation.records import AgentFigures, EvalQuestion
+from retrieval.evaluation.records import AgentFigures, EvalQuestion, FalseClaim
 from retrieval.evaluation.systems import (
     EvalConfig,
     SystemRun,
@@ -58,17 +58,18 @@ def agent_figures(events: list[Event], result) -> AgentFigures:
     )
 
 
-def rationale_claims(events: list[Event]) -> tuple[int, list[dict]]:
+def rationale_claims(events: list[Event]) -> tuple[int, list[FalseClaim]]:
     """Count the words the run's rationales quote, and list those their chunk does not print."""
     verdicts = [e for e in events if isinstance(e, VerdictGiven) and quoted_words(e.rationale)]
     texts = dict(Chunk.objects.filter(pk__in={v.chunk_id for v in verdicts})
                  .values_list("id", "text"))
-    claims, false = 0, []
+    claims = 0
+    false: list[FalseClaim] = []
     for verdict in verdicts:
         claims += len(quoted_words(verdict.rationale))
         for word in unsupported_claims(verdict.rationale, texts.get(verdict.chunk_id, "")):
-            false.append({"chunk_id": verdict.chunk_id, "word": word,
-                          "rationale": verdict.rationale})
+            false.append(FalseClaim(chunk_id=verdict.chunk_id, word=word,
+                                    rationale=verdict.rationale))
     return claims, false
 
 
