@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,23 @@ def _agent(row: ResultRow) -> AgentFigures:
     return row.agent or AgentFigures()
 
 
-def _figures(rows: list[ResultRow], genre_of: dict[str, str]) -> dict[str, float]:
+@dataclass(frozen=True)
+class JudgeFigures:
+    """One judge's figures over a group of questions (a fold, or all of them pooled)."""
+
+    n: int
+    r10: float
+    press: float  # recall@10 of the press gold documents
+    debates: float  # and of the debates' ones
+    comparative: float  # recall@10 of the comparative questions
+    mrr: float
+    p_acc: float
+    median_accepted: float
+    error: float  # the judge's measured error
+    engine_seconds: float  # median
+
+
+def _figures(rows: list[ResultRow], genre_of: dict[str, str]) -> JudgeFigures:
     """The evaluation's own figures (means over questions, from `retrieval/evaluation/metrics`)
     per group of questions, with the median sources accepted and the judge's measured error:
     the share of documents it judged whose accept / not-accept disagrees with gold."""
@@ -68,19 +85,19 @@ def _figures(rows: list[ResultRow], genre_of: dict[str, str]) -> dict[str, float
         wrong += len(accepted - gold) + len((seen - accepted) & gold)
         judged += len(seen)
     comparative = [row for row in rows if row.question_type.endswith("Comparative")]
-    return {
-        "n": len(rows),
-        "r10": mean([recall_at_k(r.ranked_keys, r.gold_keys, 10) for r in rows]),
-        "press": gold_recall(False), "debates": gold_recall(True),
-        "comparative": mean([recall_at_k(r.ranked_keys, r.gold_keys, 10) for r in comparative]),
-        "mrr": mean([multi_gold_mrr(r.ranked_keys, r.gold_keys) for r in rows]),
-        "p_acc": mean([acceptance(_agent(r).accepted_keys, r.gold_keys)[0] for r in rows]),
-        "median_accepted": statistics.median(
+    return JudgeFigures(
+        n=len(rows),
+        r10=mean([recall_at_k(r.ranked_keys, r.gold_keys, 10) for r in rows]),
+        press=gold_recall(False), debates=gold_recall(True),
+        comparative=mean([recall_at_k(r.ranked_keys, r.gold_keys, 10) for r in comparative]),
+        mrr=mean([multi_gold_mrr(r.ranked_keys, r.gold_keys) for r in rows]),
+        p_acc=mean([acceptance(_agent(r).accepted_keys, r.gold_keys)[0] for r in rows]),
+        median_accepted=statistics.median(
             [len(_agent(r).accepted_keys) for r in rows]) if rows else 0.0,
-        "error": wrong / judged if judged else 0.0,
-        "engine_seconds": statistics.median(
+        error=wrong / judged if judged else 0.0,
+        engine_seconds=statistics.median(
             [_agent(r).engine_seconds for r in rows]) if rows else 0.0,
-    }
+    )
 
 
 class Command(BaseCommand):
@@ -111,7 +128,7 @@ class Command(BaseCommand):
                  "comparative R@10 | MRR | P_acc | median accepted | measured error | "
                  "engine s (median) |",
                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        pooled: dict[str, dict[str, float]] = {}
+        pooled: dict[str, JudgeFigures] = {}
         for name, label in SYSTEMS:
             rows = results[name]
             groups = sorted({folds.get(row.qid, -1) for row in rows})
@@ -136,11 +153,11 @@ class Command(BaseCommand):
                                   command=command)
 
     @staticmethod
-    def _line(label: str, fold: str, f: dict[str, float]) -> str:
-        return (f"| {label} | {fold} | {f['n']:.0f} | {f['r10']:.3f} | {f['press']:.3f} | "
-                f"{f['debates']:.3f} | {f['comparative']:.3f} | {f['mrr']:.3f} | "
-                f"{f['p_acc']:.3f} | {f['median_accepted']:g} | {100 * f['error']:.1f} % | "
-                f"{f['engine_seconds']:.2f} |")
+    def _line(label: str, fold: str, f: JudgeFigures) -> str:
+        return (f"| {label} | {fold} | {f.n:.0f} | {f.r10:.3f} | {f.press:.3f} | "
+                f"{f.debates:.3f} | {f.comparative:.3f} | {f.mrr:.3f} | "
+                f"{f.p_acc:.3f} | {f.median_accepted:g} | {100 * f.error:.1f} % | "
+                f"{f.engine_seconds:.2f} |")
 
     @staticmethod
     def _misses(rows: list[ResultRow]) -> dict[str, float]:
@@ -158,7 +175,7 @@ class Command(BaseCommand):
         return {k: v / total for k, v in causes.items()}
 
     @staticmethod
-    def _plot(pooled: dict[str, dict[str, float]], summary_path: Path, path: Path) -> None:
+    def _plot(pooled: dict[str, JudgeFigures], summary_path: Path, path: Path) -> None:
         fig, ax = plt.subplots(figsize=(6.5, 4))
         if summary_path.exists():
             summary = json.loads(summary_path.read_text(encoding="utf-8"))
@@ -168,9 +185,9 @@ class Command(BaseCommand):
                     label="oracle judge (same searches)")
         for (name, label), marker in zip(SYSTEMS, ("*", "s"), strict=True):
             f = pooled[name]
-            ax.plot([100 * f["error"]], [f["r10"]], marker=marker, markersize=11,
-                    linestyle="none", label=f"{label}: {100 * f['error']:.1f} % error, "
-                                            f"R@10 {f['r10']:.3f}")
+            ax.plot([100 * f.error], [f.r10], marker=marker, markersize=11,
+                    linestyle="none", label=f"{label}: {100 * f.error:.1f} % error, "
+                                            f"R@10 {f.r10:.3f}")
         ax.set_xlabel("judge error, measured (% of judged documents decided against gold)")
         ax.set_ylabel("recall@10")
         ax.set_ylim(0, 1)
