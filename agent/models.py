@@ -19,6 +19,7 @@ from agent.engine.answer import (
 from agent.engine.events import Event, event_from_json
 from agent.engine.policy_spec import OFFLINE_LABEL, PolicyKind, PolicySpec
 from agent.policies import PolicyChoice, configured_policy
+from common.usage import TokenUsage
 
 
 class Batch(models.Model):
@@ -139,6 +140,11 @@ class Investigation(models.Model):
 
     def __str__(self) -> str:
         return self.question[:80]
+
+    @property
+    def usage(self) -> TokenUsage:
+        """Return the run's token usage, from its three stored counts."""
+        return TokenUsage(self.input_tokens, self.output_tokens, self.cached_tokens)
 
     @property
     def policy_spec(self) -> PolicySpec:
@@ -335,6 +341,11 @@ class LLMCall(models.Model):
             models.UniqueConstraint(fields=["investigation", "ordinal"], name="llmcall_ordinal")
         ]
 
+    @property
+    def usage(self) -> TokenUsage:
+        """Return the call's token usage, from its three stored counts."""
+        return TokenUsage(self.input_tokens, self.output_tokens, self.cached_tokens)
+
 
 class DocumentNote(models.Model):
     """A historian's note on a source within an investigation."""
@@ -429,6 +440,11 @@ class AnswerDraft(models.Model):
     @property
     def label(self) -> str:
         return DRAFTER_LABELS[AnswerDrafter(self.drafter)]
+
+    @property
+    def usage(self) -> TokenUsage:
+        """Return the drafter's token usage (cached tokens are not stored for a draft)."""
+        return TokenUsage(self.input_tokens, self.output_tokens)
 
     @property
     def answer_sections(self) -> tuple[AnswerSection, ...]:

@@ -55,9 +55,7 @@ def model_answer(material: AnswerMaterial, chat: ChatModel, *,
         reply = result.text
         calls.append(ModelCallSummary(
             role=prompt.role, prompt_name=prompt.name, prompt_hash=prompt.hash,
-            model=result.model, input_tokens=result.input_tokens,
-            output_tokens=result.output_tokens, cached_tokens=result.cached_tokens,
-            seconds=time.perf_counter() - started))
+            model=result.model, usage=result.usage, seconds=time.perf_counter() - started))
         try:
             output = parse_output(reply, AnswerOutput)
         except OutputParseError as exc:

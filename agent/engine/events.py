@@ -5,6 +5,8 @@ Every event carries its envelope, `seq` (its position in the run, from 1) and `s
 stamped by the Recorder. `to_json()` gives a JSON-ready dict with the kind; `event_from_json`
 turns such a dict back into its typed event. Reading ignores keys a kind does not know and
 fills fields added later with their defaults, so events stored by older runs stay readable.
+A `usage` field (a TokenUsage) is stored as its three flat counts, `input_tokens`,
+`output_tokens` and `cached_tokens`, the shape events had before the usage had a type.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from agent.engine.types import EvidenceSpan, Memory, SubQuestionSpec, VerdictSignals
+from common.usage import TokenUsage
 
 ENVELOPE = ("kind", "seq", "sub_question_index")
+USAGE = "usage"  # the field stored as flat token counts
 
 
 def _plain(value: Any) -> Any:
@@ -60,8 +64,13 @@ class Event:
 
     def payload(self) -> dict[str, Any]:
         """Return the event's own fields as JSON-ready data, without the envelope."""
-        return {name: _plain(getattr(self, name)) for name in _field_names(type(self))
-                if name not in ENVELOPE}
+        data: dict[str, Any] = {}
+        for name in _field_names(type(self)):
+            if name == USAGE:
+                data.update(getattr(self, name).as_fields())
+            elif name not in ENVELOPE:
+                data[name] = _plain(getattr(self, name))
+        return data
 
     def to_json(self) -> dict[str, Any]:
         """Return the whole event, envelope and kind included, as JSON-ready data."""
@@ -73,7 +82,9 @@ class Event:
         """Rebuild an event of this kind from `to_json()` output (unknown keys are ignored)."""
         values: dict[str, Any] = {}
         for name in _field_names(cls):
-            if name in data:
+            if name == USAGE:
+                values[name] = TokenUsage.from_fields(data)
+            elif name in data:
                 value = data[name]
                 decode = cls.decoders.get(name)
                 values[name] = decode(value) if decode and value is not None else value
@@ -191,9 +202,7 @@ class InvestigationFinished(Event):
     ranked: int = 0
     sub_questions: int = 0
     llm_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
+    usage: TokenUsage = TokenUsage()
     model_seconds: float = 0.0
     engine_seconds: float = 0.0
 
@@ -382,9 +391,7 @@ class ModelCalled(Event):
     prompt_name: str
     prompt_hash: str
     model: str = ""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
+    usage: TokenUsage = TokenUsage()
     seconds: float = 0.0
 
 

@@ -12,6 +12,7 @@ import re
 
 from agent.engine.prompting import Prompt
 from agent.engine.types import ChatResult
+from common.usage import TokenUsage
 
 _SLUG = re.compile(r"slug=(\S+)")
 _QUESTION = re.compile(r"^(?:Question q|Original question q): (.*)$", re.MULTILINE)
@@ -69,5 +70,5 @@ class InstantModel:
     def complete(self, prompt: Prompt) -> ChatResult:
         """Reply without waiting."""
         text = plausible_reply(prompt)
-        return ChatResult(text=text, model="instant", input_tokens=len(prompt.user) // 4,
-                          output_tokens=len(text) // 4)
+        return ChatResult(text=text, model="instant",
+                          usage=TokenUsage(len(prompt.user) // 4, len(text) // 4))

@@ -105,8 +105,7 @@ def run_investigation(
     recorder.emit(InvestigationFinished(
         status=status, reason="completed" if status == "finished" else "cancelled",
         ranked=len(ranking.document_keys), sub_questions=len(done), llm_calls=counters.llm_calls,
-        input_tokens=counters.input_tokens, output_tokens=counters.output_tokens,
-        cached_tokens=counters.cached_tokens, model_seconds=counters.model_seconds,
+        usage=counters.usage, model_seconds=counters.model_seconds,
         engine_seconds=counters.engine_seconds))
     return InvestigationResult(
         question=question, status=status, ranked_document_keys=ranking.document_keys,

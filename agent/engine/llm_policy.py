@@ -67,8 +67,7 @@ class LLMPolicy:
         result = self.chat.complete(prompt)
         calls.append(ModelCallSummary(
             role=role, prompt_name=prompt_name, prompt_hash=prompt.hash, model=result.model,
-            input_tokens=result.input_tokens, output_tokens=result.output_tokens,
-            cached_tokens=result.cached_tokens, seconds=time.perf_counter() - started))
+            usage=result.usage, seconds=time.perf_counter() - started))
         return parse_output(result.text, output)
 
     def plan(self, ctx: PlanContext, calls: list[ModelCallSummary]) -> PlannerOutput:

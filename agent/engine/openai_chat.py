@@ -18,6 +18,7 @@ import openai
 
 from agent.engine.prompting import Prompt
 from agent.engine.types import ChatResult
+from common.usage import TokenUsage
 
 # How much of an unusable body a failure keeps, to say what came back.
 BODY_EXCERPT_CHARS = 300
@@ -34,9 +35,7 @@ class FailedAttempt:
     retryable: bool
     status: int | None = None
     body: str = ""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
+    usage: TokenUsage = TokenUsage()
     seconds: float = 0.0
 
 
@@ -51,19 +50,9 @@ class ChatModelError(RuntimeError):
         self.failures = failures
 
     @property
-    def input_tokens(self) -> int:
-        """Return the input tokens billed over the failed attempts."""
-        return sum(f.input_tokens for f in self.failures)
-
-    @property
-    def output_tokens(self) -> int:
-        """Return the output tokens billed over the failed attempts."""
-        return sum(f.output_tokens for f in self.failures)
-
-    @property
-    def cached_tokens(self) -> int:
-        """Return the cached input tokens over the failed attempts."""
-        return sum(f.cached_tokens for f in self.failures)
+    def usage(self) -> TokenUsage:
+        """Return the tokens billed over the failed attempts."""
+        return TokenUsage.total(f.usage for f in self.failures)
 
     @property
     def seconds(self) -> float:
@@ -79,24 +68,18 @@ class UnusableReply(Exception):
         self.attempt = attempt
 
 
-@dataclass(frozen=True)
-class _Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-
-
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _usage(payload: dict[str, Any]) -> _Usage:
+def _usage(payload: dict[str, Any]) -> TokenUsage:
     usage = payload.get("usage")
     if not isinstance(usage, dict):
-        return _Usage()
+        return TokenUsage()
     details = usage.get("prompt_tokens_details")
     cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
-    return _Usage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")), cached)
+    return TokenUsage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")),
+                      cached)
 
 
 def _excerpt(body: str) -> str:
@@ -105,14 +88,13 @@ def _excerpt(body: str) -> str:
 
 
 def parse_reply(status: int, content_type: str, body: str, seconds: float
-                ) -> tuple[str, str, _Usage]:
+                ) -> tuple[str, str, TokenUsage]:
     """Return (text, model, usage) from a chat completion body, or raise UnusableReply."""
 
-    def unusable(reason: str, usage: _Usage = _Usage()) -> UnusableReply:
+    def unusable(reason: str, usage: TokenUsage | None = None) -> UnusableReply:
         return UnusableReply(FailedAttempt(
             reason=reason, retryable=True, status=status, body=_excerpt(body),
-            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-            cached_tokens=usage.cached_tokens, seconds=seconds))
+            usage=usage or TokenUsage(), seconds=seconds))
 
     if not body.strip():
         raise unusable(f"an empty body (HTTP {status})")
@@ -184,7 +166,7 @@ class OpenAIChatModel:
                                  retryable=False)
         return model
 
-    def attempt(self, prompt: Prompt, model: str) -> tuple[str, str, _Usage]:
+    def attempt(self, prompt: Prompt, model: str) -> tuple[str, str, TokenUsage]:
         """Send the request once; return (text, model, usage) or raise UnusableReply."""
         started = time.perf_counter()
         try:
@@ -230,9 +212,7 @@ class OpenAIChatModel:
         # Failed attempts the endpoint billed (usage without a usable reply) count as paid too.
         return ChatResult(
             text=text, model=answered_by or model,
-            input_tokens=usage.input_tokens + sum(f.input_tokens for f in failures),
-            output_tokens=usage.output_tokens + sum(f.output_tokens for f in failures),
-            cached_tokens=usage.cached_tokens + sum(f.cached_tokens for f in failures),
+            usage=usage + TokenUsage.total(f.usage for f in failures),
             seconds=time.perf_counter() - started)
 
     def give_up(self, prompt: Prompt, failures: list[FailedAttempt]) -> ChatModelError:

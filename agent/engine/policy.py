@@ -16,6 +16,7 @@ from agent.engine.schemas import (
 )
 from agent.engine.types import AcceptedChunk, HeldChunk, Memory, SubQuestionSpec, VerdictSignals
 from common.search import Hit, SubCorpusInfo
+from common.usage import TokenUsage
 
 
 @dataclass(frozen=True)
@@ -26,9 +27,7 @@ class ModelCallSummary:
     prompt_name: str
     prompt_hash: str
     model: str
-    input_tokens: int
-    output_tokens: int
-    cached_tokens: int
+    usage: TokenUsage
     seconds: float
 
 

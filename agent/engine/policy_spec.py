@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from common.usage import TokenUsage
+
 OFFLINE_LABEL = "offline policy (no LLM)"
 
 
@@ -31,7 +33,7 @@ class PolicySpec:
             return f"LLM: {self.models.get('agent', '')}"
         return OFFLINE_LABEL
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
+    def cost(self, usage: TokenUsage) -> float:
         """Price model usage from the per-million-token prices."""
-        return (input_tokens * self.price_input_per_million
-                + output_tokens * self.price_output_per_million) / 1_000_000
+        return (usage.input_tokens * self.price_input_per_million
+                + usage.output_tokens * self.price_output_per_million) / 1_000_000

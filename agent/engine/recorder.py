@@ -33,15 +33,12 @@ class Recorder:
         """Emit one llm_call event per model call and add it to the counters."""
         for call in calls:
             self.counters.llm_calls += 1
-            self.counters.input_tokens += call.input_tokens
-            self.counters.output_tokens += call.output_tokens
-            self.counters.cached_tokens += call.cached_tokens
+            self.counters.usage += call.usage
             self.counters.model_seconds += call.seconds
             self.emit(ModelCalled(
                 role=call.role, prompt_name=call.prompt_name, prompt_hash=call.prompt_hash,
-                model=call.model, input_tokens=call.input_tokens,
-                output_tokens=call.output_tokens, cached_tokens=call.cached_tokens,
-                seconds=call.seconds), sub_question_index=sub_question_index)
+                model=call.model, usage=call.usage, seconds=call.seconds),
+                sub_question_index=sub_question_index)
             self.last_model_call_seq = self.seq
         calls.clear()
 

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from pydantic import ConfigDict
 
 from common.search import Hit
+from common.usage import TokenUsage
 
 
 @dataclass(frozen=True)
@@ -21,9 +22,7 @@ class ChatResult:
 
     text: str
     model: str
-    input_tokens: int
-    output_tokens: int
-    cached_tokens: int = 0
+    usage: TokenUsage = TokenUsage()
     seconds: float = 0.0
 
 
@@ -176,9 +175,7 @@ class Counters:
     """Accumulate model usage and timing for one investigation."""
 
     llm_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
+    usage: TokenUsage = TokenUsage()
     model_seconds: float = 0.0
     engine_seconds: float = 0.0
 

@@ -21,6 +21,7 @@ from agent.policies import (
     endpoint_configured,
     role_models,
 )
+from common.usage import TokenUsage
 
 
 def stored_prompt_text(text: str) -> PromptText:
@@ -50,18 +51,15 @@ class PersistingChatModel:
         try:
             result = self.inner.complete(prompt)
         except ChatModelError as exc:
-            self.store(prompt, response=str(exc), succeeded=False, input_tokens=exc.input_tokens,
-                       output_tokens=exc.output_tokens, cached_tokens=exc.cached_tokens,
+            self.store(prompt, response=str(exc), succeeded=False, usage=exc.usage,
                        seconds=exc.seconds)
             raise
-        self.store(prompt, response=result.text, model=result.model,
-                   input_tokens=result.input_tokens, output_tokens=result.output_tokens,
-                   cached_tokens=result.cached_tokens, seconds=result.seconds)
+        self.store(prompt, response=result.text, model=result.model, usage=result.usage,
+                   seconds=result.seconds)
         return result
 
     def store(self, prompt: Prompt, *, response: str, succeeded: bool = True, model: str = "",
-              input_tokens: int = 0, output_tokens: int = 0, cached_tokens: int = 0,
-              seconds: float = 0.0) -> LLMCall:
+              usage: TokenUsage, seconds: float = 0.0) -> LLMCall:
         """Write one call with its prompts and usage, waiting out a database restart."""
 
         def write() -> LLMCall:
@@ -69,8 +67,7 @@ class PersistingChatModel:
                 investigation=self.investigation, ordinal=self.next_ordinal, role=prompt.role,
                 prompt_hash=prompt.hash, system_prompt=stored_prompt_text(prompt.system),
                 user_prompt=stored_prompt_text(prompt.user), model=model, response=response,
-                succeeded=succeeded, input_tokens=input_tokens, output_tokens=output_tokens,
-                cached_tokens=cached_tokens, seconds=seconds,
+                succeeded=succeeded, **usage.as_fields(), seconds=seconds,
             )
 
         # The reply is paid for: keep trying for a while rather than pay for it again.
@@ -84,8 +81,7 @@ def resumable_chat_model(inner: ChatModel, investigation: Investigation) -> Chat
     records = investigation.llm_call_records.order_by("ordinal")
     recorded = [
         RecordedCall(call.prompt_hash, ChatResult(
-            text=call.response, model=call.model, input_tokens=call.input_tokens,
-            output_tokens=call.output_tokens, cached_tokens=call.cached_tokens, seconds=0.0))
+            text=call.response, model=call.model, usage=call.usage, seconds=0.0))
         for call in records if call.succeeded
     ]
     last = records.aggregate(last=Max("ordinal"))["last"]
@@ -98,16 +94,13 @@ class PaidUsage:
     """Sum what an investigation's model calls cost, failed calls included."""
 
     llm_calls: int
-    input_tokens: int
-    output_tokens: int
-    cached_tokens: int
+    usage: TokenUsage
     model_seconds: float
     cost: float
 
     def as_fields(self) -> dict[str, float | int]:
         """Return the Investigation fields these figures fill."""
-        return {"llm_calls": self.llm_calls, "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens, "cached_tokens": self.cached_tokens,
+        return {"llm_calls": self.llm_calls, **self.usage.as_fields(),
                 "model_seconds": self.model_seconds, "cost": self.cost}
 
 
@@ -116,12 +109,10 @@ def paid_usage(investigation_id: int) -> PaidUsage:
     sums = LLMCall.objects.filter(investigation_id=investigation_id).aggregate(
         calls=Count("id"), input=Sum("input_tokens"), output=Sum("output_tokens"),
         cached=Sum("cached_tokens"), seconds=Sum("seconds"))
-    input_tokens, output_tokens = sums["input"] or 0, sums["output"] or 0
+    usage = TokenUsage(sums["input"] or 0, sums["output"] or 0, sums["cached"] or 0)
     policy = Investigation.objects.get(pk=investigation_id).policy_spec
-    return PaidUsage(
-        llm_calls=sums["calls"], input_tokens=input_tokens, output_tokens=output_tokens,
-        cached_tokens=sums["cached"] or 0, model_seconds=sums["seconds"] or 0.0,
-        cost=policy.cost(input_tokens, output_tokens))
+    return PaidUsage(llm_calls=sums["calls"], usage=usage, model_seconds=sums["seconds"] or 0.0,
+                     cost=policy.cost(usage))
 
 
 def configured_chat_model(models: dict[str, str] | None = None) -> ChatModel:

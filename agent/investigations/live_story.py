@@ -43,6 +43,7 @@ from agent.wording import (
 )
 from archive.models import Document
 from archive.selectors import documents_by_keys
+from common.usage import TokenUsage
 
 CHANNEL_LABELS = {"bm25": "keywords (BM25)", "dense": "meaning (dense vectors)",
                   "temporal": "dates", "substring": "exact text (OCR-tolerant)",
@@ -141,8 +142,7 @@ class SubQuestionSection:
     rejected: int = 0
     set_aside: int = 0
     model_calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
+    usage: TokenUsage = TokenUsage()
     last_seq: int = 0
     batch: SearchLine | None = None  # the search whose passages are being reviewed
 
@@ -360,10 +360,9 @@ def _section_event(section: SubQuestionSection, event: Event, titles: _Titles,
         section.internals.append(f"Set back: {said}; the agent was told so.")
     elif isinstance(event, ModelCalled):
         section.model_calls += 1
-        section.tokens_in += event.input_tokens
-        section.tokens_out += event.output_tokens
+        section.usage += event.usage
         section.internals.append(
-            f"A model call: {event.input_tokens} → {event.output_tokens} tokens in "
+            f"A model call: {event.usage.input_tokens} → {event.usage.output_tokens} tokens in "
             f"{event.seconds:.2f} s.")
     elif isinstance(event, HeldReevaluated):
         section.batch = None  # verdicts from here on belong to no search

@@ -225,13 +225,12 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
         ))
         raise
     counters = result.counters
-    cost = investigation.policy_spec.cost(counters.input_tokens, counters.output_tokens)
+    cost = investigation.policy_spec.cost(counters.usage)
     status = (Investigation.Status.CANCELLED if result.status == "cancelled"
               else Investigation.Status.FINISHED)
     with_reconnect(lambda: _owned(investigation).transition_to(
         status, finished_at=timezone.now(), ranked_keys=list(result.ranked_document_keys),
-        llm_calls=counters.llm_calls, input_tokens=counters.input_tokens,
-        output_tokens=counters.output_tokens, cached_tokens=counters.cached_tokens,
+        llm_calls=counters.llm_calls, **counters.usage.as_fields(),
         model_seconds=counters.model_seconds, engine_seconds=counters.engine_seconds,
         cost=cost, cancel_requested=False,
     ))

@@ -6,6 +6,7 @@ import dataclasses
 
 from django.db import transaction
 from django.db.models import F, Max
+from django.db.models.expressions import CombinedExpression
 from django.utils import timezone
 
 from agent.engine.events import (
@@ -17,6 +18,12 @@ from agent.engine.events import (
 from agent.investigations.durability import with_reconnect
 from agent.models import Investigation, Step, SubQuestion, Verdict
 from archive.selectors import ocr_offsets
+from common.usage import TokenUsage
+
+
+def usage_added(usage: TokenUsage) -> dict[str, CombinedExpression]:
+    """Return the update that adds `usage` to a row's stored token counts, in the database."""
+    return {name: F(name) + count for name, count in usage.as_fields().items()}
 
 
 class DjangoEventSink:
@@ -101,8 +108,6 @@ def project_event(investigation: Investigation, step: Step, event: Event) -> Non
         # Live counters for the page; the run's final totals overwrite them when it ends.
         Investigation.objects.filter(pk=investigation.pk).update(
             llm_calls=F("llm_calls") + 1,
-            input_tokens=F("input_tokens") + event.input_tokens,
-            output_tokens=F("output_tokens") + event.output_tokens,
-            cached_tokens=F("cached_tokens") + event.cached_tokens,
+            **usage_added(event.usage),
             model_seconds=F("model_seconds") + event.seconds,
         )

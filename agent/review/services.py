@@ -22,6 +22,7 @@ from agent.policies import (
     require_usable_policy,
 )
 from archive.selectors import corrected_text, document_by_key
+from common.usage import TokenUsage
 from common.user_text import text_problem
 
 if TYPE_CHECKING:
@@ -128,14 +129,13 @@ def answer_draft(*, investigation: Investigation, user) -> AnswerDraft:
         from agent.engine.answer_extractive import extractive_answer
 
         drafted = extractive_answer(material)
-    input_tokens = sum(call.input_tokens for call in drafted.model_calls)
-    output_tokens = sum(call.output_tokens for call in drafted.model_calls)
+    usage = TokenUsage.total(call.usage for call in drafted.model_calls)
     return AnswerDraft.objects.create(
         investigation=investigation, user=user, drafter=drafted.drafter.value,
         sources=drafted_from(rows), sections=drafted.sections_json(), dropped=drafted.dropped,
         model=next((call.model for call in reversed(drafted.model_calls)), ""),
-        input_tokens=input_tokens, output_tokens=output_tokens,
-        cost=investigation.policy_spec.cost(input_tokens, output_tokens), reply=drafted.reply,
+        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+        cost=investigation.policy_spec.cost(usage), reply=drafted.reply,
     )
 
 

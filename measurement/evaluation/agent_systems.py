@@ -15,10 +15,10 @@ from agent.engine.investigation import run_investigation
 from agent.engine.oracle import OracleJudge, OraclePolicy
 from agent.engine.prompting import Prompt
 from agent.engine.sinks import ListSink
-from agent.investigations.retriever import ArchiveRetriever
 from agent.policies import configured_policy
+from agent.investigations.retriever import ArchiveRetriever
 from archive.models import Chunk
-from measurement.evaluation.records import AgentFigures, EvalQuestion
+from measurement.evaluation.records import AgentFigures, EvalQuestion, FalseClaim
 from measurement.evaluation.systems import (
     EvalConfig,
     SystemRun,
@@ -49,28 +49,27 @@ def agent_figures(events: list[Event], result) -> AgentFigures:
         rejected_keys=tuple(sorted(rejected)),
         surfaced_keys=tuple(sorted(surfaced)),
         llm_calls=counters.llm_calls,
-        input_tokens=counters.input_tokens,
-        output_tokens=counters.output_tokens,
+        usage=counters.usage,
         engine_seconds=counters.engine_seconds,
         model_wait_seconds=counters.model_seconds,
-        cached_tokens=counters.cached_tokens,
-        cost=configured_policy().cost(counters.input_tokens, counters.output_tokens),
+        cost=configured_policy().cost(counters.usage),
         quoted_words=claims,
         false_claims=tuple(false_claims),
     )
 
 
-def rationale_claims(events: list[Event]) -> tuple[int, list[dict]]:
+def rationale_claims(events: list[Event]) -> tuple[int, list[FalseClaim]]:
     """Count the words the run's rationales quote, and list those their chunk does not print."""
     verdicts = [e for e in events if isinstance(e, VerdictGiven) and quoted_words(e.rationale)]
     texts = dict(Chunk.objects.filter(pk__in={v.chunk_id for v in verdicts})
                  .values_list("id", "text"))
-    claims, false = 0, []
+    claims = 0
+    false: list[FalseClaim] = []
     for verdict in verdicts:
         claims += len(quoted_words(verdict.rationale))
         for word in unsupported_claims(verdict.rationale, texts.get(verdict.chunk_id, "")):
-            false.append({"chunk_id": verdict.chunk_id, "word": word,
-                          "rationale": verdict.rationale})
+            false.append(FalseClaim(chunk_id=verdict.chunk_id, word=word,
+                                    rationale=verdict.rationale))
     return claims, false
 
 
@@ -123,8 +122,8 @@ def _cross_validated_policy():
     """The learnt judge of the fold each question was held out of (see `train_judge`); a
     question the shipped model never learnt from is held out of it, and judged by it."""
     from agent.engine.offline import OfflinePolicy
-    from agent.investigations.judges import judge_in_use
     from measurement.judge_training import fold_models, question_digest
+    from agent.investigations.judges import judge_in_use
 
     models = fold_models(settings.TRACE_DATA_DIR / "judge-training")
     shipped = judge_in_use().model
@@ -161,8 +160,8 @@ def oracle_system_name(error_rate: float) -> str:
 
 
 def _llm_policy(question: EvalQuestion):
-    from agent.engine.llm_policy import LLMPolicy
     from agent.investigations.chat import configured_chat_model
+    from agent.engine.llm_policy import LLMPolicy
 
     if not settings.TRACE_LLM_BASE_URL:
         raise RuntimeError("the `trace` system needs TRACE_LLM_BASE_URL (an OpenAI-compatible "

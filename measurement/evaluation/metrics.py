@@ -6,8 +6,9 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
+from common.usage import TokenUsage
 from common.ranking_metrics import all_gold_in_top, multi_gold_mrr, recall_at_k
-from measurement.evaluation.records import ResultRow
+from measurement.evaluation.records import AgentMetrics, GroupRecall, Metrics, ResultRow
 
 MISS_CAUSES = ("never_retrieved", "rejected", "held_never_promoted", "ranked_below_k")
 
@@ -74,28 +75,32 @@ def miss_causes(
     return counts
 
 
-def summarize(rows: Sequence[ResultRow], ks: Sequence[int]) -> dict:
+def summarize(rows: Sequence[ResultRow], ks: Sequence[int]) -> Metrics:
     """Aggregate per-question rows into metrics."""
     n = len(rows)
     if n == 0:
-        return {"n": 0}
-    out: dict = {"n": n}
-    for k in ks:
-        out[f"recall@{k}"] = sum(recall_at_k(r.ranked_keys, r.gold_keys, k) for r in rows) / n
-    out["mrr"] = sum(multi_gold_mrr(r.ranked_keys, r.gold_keys) for r in rows) / n
-    out["all_gold@10"] = sum(all_gold_in_top(r.ranked_keys, r.gold_keys, 10) for r in rows) / n
+        return Metrics(n=0)
     seconds = [r.seconds for r in rows]
-    out["latency_median_ms"] = 1000 * median(seconds)
-    out["latency_p95_ms"] = 1000 * percentile(seconds, 95)
-    _channel_figures(rows, out)
-    _agent_figures(rows, out)
-    return out
+    jaccard_at_20, single_channel_share = _channel_figures(rows)
+    return Metrics(
+        n=n,
+        recall={k: sum(recall_at_k(r.ranked_keys, r.gold_keys, k) for r in rows) / n
+                for k in ks},
+        mrr=sum(multi_gold_mrr(r.ranked_keys, r.gold_keys) for r in rows) / n,
+        all_gold_at_10=sum(all_gold_in_top(r.ranked_keys, r.gold_keys, 10) for r in rows) / n,
+        latency_median_ms=1000 * median(seconds),
+        latency_p95_ms=1000 * percentile(seconds, 95),
+        bm25_dense_jaccard_at_20=jaccard_at_20,
+        fused_gold_at_20_single_channel_share=single_channel_share,
+        agent=_agent_figures(rows),
+    )
 
 
-def _channel_figures(rows: Sequence[ResultRow], out: dict) -> None:
+def _channel_figures(rows: Sequence[ResultRow]) -> tuple[float | None, float | None]:
+    """Return (BM25/dense Jaccard@20, share of fused gold@20 found by one channel only)."""
     with_channels = [r for r in rows if len(r.channel_rankings) >= 2]
     if not with_channels:
-        return
+        return None, None
     overlaps, fused_gold, single = [], 0, 0
     for row in with_channels:
         channels = row.channel_rankings
@@ -104,30 +109,17 @@ def _channel_figures(rows: Sequence[ResultRow], out: dict) -> None:
         found, alone = single_channel_gold(row.ranked_keys, row.gold_keys, channels, 20)
         fused_gold += found
         single += alone
-    if overlaps:
-        out["bm25_dense_jaccard@20"] = sum(overlaps) / len(overlaps)
-    out["fused_gold@20_single_channel_share"] = single / fused_gold if fused_gold else 0.0
+    return (sum(overlaps) / len(overlaps) if overlaps else None,
+            single / fused_gold if fused_gold else 0.0)
 
 
-def _agent_figures(rows: Sequence[ResultRow], out: dict) -> None:
+def _agent_figures(rows: Sequence[ResultRow]) -> AgentMetrics | None:
     agent_rows = [(r, r.agent) for r in rows if r.agent is not None]
     if not agent_rows:
-        return
+        return None
     n = len(agent_rows)
     pairs = [acceptance(agent.accepted_keys, r.gold_keys) for r, agent in agent_rows]
-    out["p_acc"] = sum(p for p, _ in pairs) / n
-    out["r_acc"] = sum(r for _, r in pairs) / n
-    out["accepted_mean"] = sum(len(agent.accepted_keys) for _, agent in agent_rows) / n
-    out["llm_calls_mean"] = sum(agent.llm_calls for _, agent in agent_rows) / n
-    out["input_tokens_mean"] = sum(agent.input_tokens for _, agent in agent_rows) / n
-    out["output_tokens_mean"] = sum(agent.output_tokens for _, agent in agent_rows) / n
-    out["cost_mean"] = sum(agent.cost for _, agent in agent_rows) / n
-    # Words the rationales quote, and those their passage does not print (must stay 0).
-    out["quoted_words"] = sum(agent.quoted_words for _, agent in agent_rows)
-    out["false_claims"] = sum(len(agent.false_claims) for _, agent in agent_rows)
-    out["engine_seconds_median"] = median([agent.engine_seconds for _, agent in agent_rows])
-    out["model_wait_seconds_median"] = median([agent.model_wait_seconds
-                                               for _, agent in agent_rows])
+    usage = TokenUsage.total(agent.usage for _, agent in agent_rows)
     totals = dict.fromkeys(MISS_CAUSES, 0)
     for r, agent in agent_rows:
         counts = miss_causes(
@@ -137,13 +129,27 @@ def _agent_figures(rows: Sequence[ResultRow], out: dict) -> None:
         for cause, count in counts.items():
             totals[cause] += count
     missed = sum(totals.values())
-    out["missed_gold@10"] = missed
-    out["miss_attribution"] = {c: (totals[c] / missed if missed else 0.0) for c in MISS_CAUSES}
+    return AgentMetrics(
+        p_acc=sum(p for p, _ in pairs) / n,
+        r_acc=sum(r for _, r in pairs) / n,
+        accepted_mean=sum(len(agent.accepted_keys) for _, agent in agent_rows) / n,
+        llm_calls_mean=sum(agent.llm_calls for _, agent in agent_rows) / n,
+        input_tokens_mean=usage.input_tokens / n,
+        output_tokens_mean=usage.output_tokens / n,
+        cost_mean=sum(agent.cost for _, agent in agent_rows) / n,
+        # Words the rationales quote, and those their passage does not print (must stay 0).
+        quoted_words=sum(agent.quoted_words for _, agent in agent_rows),
+        false_claims=sum(len(agent.false_claims) for _, agent in agent_rows),
+        engine_seconds_median=median([agent.engine_seconds for _, agent in agent_rows]),
+        model_wait_seconds_median=median([agent.model_wait_seconds for _, agent in agent_rows]),
+        missed_gold_at_10=missed,
+        miss_attribution={c: (totals[c] / missed if missed else 0.0) for c in MISS_CAUSES},
+    )
 
 
 def recall_by_group(
     rows: Sequence[ResultRow], group_of: Mapping[str, str], k: int = 10
-) -> dict[str, dict]:
+) -> dict[str, GroupRecall]:
     """Return recall@k of gold documents grouped by a label of each gold document."""
     found: dict[str, int] = {}
     total: dict[str, int] = {}
@@ -153,7 +159,5 @@ def recall_by_group(
             label = group_of.get(doc, "unknown")
             total[label] = total.get(label, 0) + 1
             found[label] = found.get(label, 0) + (doc in top)
-    return {
-        label: {f"recall@{k}": found[label] / total[label], "n_gold": total[label]}
-        for label in sorted(total)
-    }
+    return {label: GroupRecall(k=k, recall=found[label] / total[label], n_gold=total[label])
+            for label in sorted(total)}

@@ -9,10 +9,12 @@ from pathlib import Path
 import matplotlib
 
 from measurement.evaluation.pool import pool_phrase
+from measurement.evaluation.records import Metrics, ResultRow, SystemResult
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+# The agent's figures shown under "Other figures", in this order (`AgentMetrics` attributes).
 AGENT_KEYS = ("p_acc", "r_acc", "accepted_mean", "llm_calls_mean", "input_tokens_mean",
               "output_tokens_mean", "cost_mean", "engine_seconds_median",
               "model_wait_seconds_median", "quoted_words", "false_claims")
@@ -26,13 +28,6 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def _pool_text(result: dict) -> str:
-    """Say which pool a result ran on (older results only carry the label)."""
-    if "pool" in result:
-        return pool_phrase(result["pool"])
-    return str(result.get("settings", {}).get("pool"))
-
-
 def _table(header: Sequence[str], rows: Sequence[Sequence]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in rows]
@@ -40,117 +35,136 @@ def _table(header: Sequence[str], rows: Sequence[Sequence]) -> str:
 
 
 def metric_columns(ks: Sequence[int]) -> list[str]:
-    """Return the headline metric keys in display order."""
+    """Return the headline metric names in display order."""
     return [f"recall@{k}" for k in ks] + ["mrr", "all_gold@10"]
 
 
-def system_markdown(result: dict) -> str:
+def metric_values(metrics: Metrics | None, ks: Sequence[int]) -> list[float | None]:
+    """Return the headline metrics in `metric_columns` order (None: not measured)."""
+    if metrics is None or not metrics.n:
+        return [None] * (len(ks) + 2)
+    return [*(metrics.recall.get(k) for k in ks), metrics.mrr, metrics.all_gold_at_10]
+
+
+def _recall(metrics: Metrics | None, k: int) -> float | None:
+    return None if metrics is None else metrics.recall.get(k)
+
+
+def system_markdown(result: SystemResult) -> str:
     """Render one system's results as Markdown."""
-    ks = result["ks"]
+    ks = result.ks
     cols = metric_columns(ks)
-    overall = result["overall"]
-    parts = [f"# Evaluation: {result['system']}", "",
-             f"{result['n_questions']} questions; pool: {_pool_text(result)}; "
-             f"corpus revision {result['corpus_revision']}; embedding model "
-             f"{result['embedding_model']}; code revision {result['git_revision']}.", ""]
-    rows = [["overall", overall["n"], *(overall.get(c) for c in cols)]]
-    rows += [[t, m["n"], *(m.get(c) for c in cols)] for t, m in result["by_type"].items()]
+    overall = result.overall
+    context = result.context
+    parts = [f"# Evaluation: {result.system}", "",
+             f"{result.n_questions} questions; pool: {pool_phrase(context.pool)}; "
+             f"corpus revision {context.corpus_revision}; embedding model "
+             f"{context.embedding_model}; code revision {context.git_revision}.", ""]
+    rows = [["overall", overall.n, *metric_values(overall, ks)]]
+    rows += [[t, m.n, *metric_values(m, ks)] for t, m in result.by_type.items()]
     parts += ["## By question type", "", _table(["type", "n", *cols], rows), ""]
     parts += ["## Recall@10 by gold sub-corpus and genre", "",
               _table(["gold sub-corpus", "gold docs", "recall@10"],
-                     [[s, m["n_gold"], m["recall@10"]]
-                      for s, m in result["by_gold_sub_corpus"].items()]
-                     + [[f"genre: {g}", m["n_gold"], m["recall@10"]]
-                        for g, m in result["by_gold_genre"].items()]), ""]
-    extra = [(key, overall[key]) for key in ("bm25_dense_jaccard@20",
-                                             "fused_gold@20_single_channel_share",
-                                             "latency_median_ms", "latency_p95_ms")
-             if key in overall]
-    extra += [(key, overall[key]) for key in AGENT_KEYS if key in overall]
-    if "miss_attribution" in overall:
-        extra += [(f"miss: {k}", v) for k, v in overall["miss_attribution"].items()]
+                     [[s, g.n_gold, g.recall] for s, g in result.by_gold_sub_corpus.items()]
+                     + [[f"genre: {name}", g.n_gold, g.recall]
+                        for name, g in result.by_gold_genre.items()]), ""]
+    extra: list[tuple[str, object]] = []
+    if overall.bm25_dense_jaccard_at_20 is not None:
+        extra.append(("bm25_dense_jaccard@20", overall.bm25_dense_jaccard_at_20))
+    if overall.fused_gold_at_20_single_channel_share is not None:
+        extra.append(("fused_gold@20_single_channel_share",
+                      overall.fused_gold_at_20_single_channel_share))
+    if overall.n:
+        extra += [("latency_median_ms", overall.latency_median_ms),
+                  ("latency_p95_ms", overall.latency_p95_ms)]
+    agent = overall.agent
+    if agent is not None:
+        extra += [(key, getattr(agent, key)) for key in AGENT_KEYS]
+        extra += [(f"miss: {k}", v) for k, v in agent.miss_attribution.items()]
     parts += ["## Other figures", "", _table(["figure", "value"], extra), ""]
-    usage = [row for row in result.get("per_question", [])
-             if row.get("extras", {}).get("llm_calls")]
+    usage = [(row.qid, row.agent) for row in result.questions
+             if row.agent is not None and row.agent.llm_calls]
     if usage:
         parts += ["## Model use per question", "", _table(
             ["question", "model calls", "input tokens", "output tokens", "cost"],
-            [[row["qid"], *(row["extras"].get(key) for key in
-                            ("llm_calls", "input_tokens", "output_tokens")),
-              f"{row['extras'].get('cost', 0.0):.5f}"]
-             for row in usage]), ""]
+            [[qid, agent.llm_calls, agent.usage.input_tokens, agent.usage.output_tokens,
+              f"{agent.cost:.5f}"]
+             for qid, agent in usage]), ""]
     return "\n".join(parts)
 
 
-def summary_markdown(results: Sequence[dict]) -> str:
+def summary_markdown(results: Sequence[SystemResult]) -> str:
     """Render the short table the README and docs carry.
 
     Overall figures, recall@10 by gold genre and by question type, and, when an agent system
     ran, the share of its accepted documents that are gold (P_acc).
     """
-    genres = sorted({g for r in results for g in r["by_gold_genre"]})
-    types = sorted({t for r in results for t in r.get("by_type", {})})
-    cols = [c for c in ("recall@5", "recall@10", "mrr") if c in results[0]["overall"]]
-    agent = any("p_acc" in r["overall"] for r in results)
-    header = ["system", *(c.replace("recall@", "R@").replace("mrr", "MRR") for c in cols),
+    genres = sorted({g for r in results for g in r.by_gold_genre})
+    types = sorted({t for r in results for t in r.by_type})
+    ks = [k for k in (5, 10) if k in results[0].overall.recall]
+    agent = any(r.overall.agent is not None for r in results)
+    header = ["system", *(f"R@{k}" for k in ks), "MRR",
               *(f"{g} gold R@10" for g in genres), *(f"{t} R@10" for t in types),
               *(["P_acc"] if agent else []), "latency median ms"]
-    rows = [[f"`{r['system']}`", *(r["overall"].get(c) for c in cols),
-             *(r["by_gold_genre"].get(g, {}).get("recall@10") for g in genres),
-             *(r.get("by_type", {}).get(t, {}).get("recall@10") for t in types),
-             *([r["overall"].get("p_acc")] if agent else []),
-             r["overall"]["latency_median_ms"]] for r in results]
-    intro = (f"{results[0]['n_questions']} questions of `{results[0].get('questions_file')}`; "
-             f"pool: {_pool_text(results[0])}.")
+    rows = [[f"`{r.system}`", *(r.overall.recall[k] for k in ks), r.overall.mrr,
+             *(g.recall if (g := r.by_gold_genre.get(genre)) else None for genre in genres),
+             *(_recall(r.by_type.get(t), 10) for t in types),
+             *([r.overall.agent.p_acc if r.overall.agent else None] if agent else []),
+             r.overall.latency_median_ms] for r in results]
+    first = results[0].context
+    intro = (f"{results[0].n_questions} questions of `{first.questions_file}`; "
+             f"pool: {pool_phrase(first.pool)}.")
     return intro + "\n\n" + _table(header, rows)
 
 
-def comparison_markdown(results: Sequence[dict]) -> str:
+def comparison_markdown(results: Sequence[SystemResult]) -> str:
     """Render several systems side by side: overall, per type and per gold sub-corpus."""
-    ks = results[0]["ks"]
+    ks = results[0].ks
     cols = metric_columns(ks)
-    parts = ["# Comparison", "", f"{results[0]['n_questions']} questions; pool: "
-             f"{_pool_text(results[0])}.", "", "## Overall", "",
+    parts = ["# Comparison", "", f"{results[0].n_questions} questions; pool: "
+             f"{pool_phrase(results[0].context.pool)}.", "", "## Overall", "",
              _table(["system", *cols, "latency median ms", "latency p95 ms"],
-                    [[r["system"], *(r["overall"].get(c) for c in cols),
-                      r["overall"]["latency_median_ms"], r["overall"]["latency_p95_ms"]]
+                    [[r.system, *metric_values(r.overall, ks),
+                      r.overall.latency_median_ms, r.overall.latency_p95_ms]
                      for r in results]), ""]
-    labels = sorted({s for r in results for s in r["by_gold_sub_corpus"]})
-    genres = sorted({g for r in results for g in r["by_gold_genre"]})
+    labels = sorted({s for r in results for s in r.by_gold_sub_corpus})
+    genres = sorted({g for r in results for g in r.by_gold_genre})
     parts += ["## Recall@10 by gold sub-corpus", "",
               _table(["system", *labels, *(f"genre: {g}" for g in genres)],
-                     [[r["system"], *(r["by_gold_sub_corpus"].get(s, {}).get("recall@10")
-                                      for s in labels),
-                       *(r["by_gold_genre"].get(g, {}).get("recall@10") for g in genres)]
+                     [[r.system,
+                       *(g.recall if (g := r.by_gold_sub_corpus.get(s)) else None
+                         for s in labels),
+                       *(g.recall if (g := r.by_gold_genre.get(genre)) else None
+                         for genre in genres)]
                       for r in results]), ""]
-    for qtype in sorted({t for r in results for t in r["by_type"]}):
-        rows = [[r["system"], *(r["by_type"].get(qtype, {}).get(c) for c in cols)]
-                for r in results]
-        n = results[0]["by_type"].get(qtype, {}).get("n")
+    for qtype in sorted({t for r in results for t in r.by_type}):
+        rows = [[r.system, *metric_values(r.by_type.get(qtype), ks)] for r in results]
+        first = results[0].by_type.get(qtype)
+        n = None if first is None else first.n
         parts += [f"## {qtype} ({n} questions)", "", _table(["system", *cols], rows), ""]
     return "\n".join(parts)
 
 
-def plot_system(result: dict, path: Path) -> None:
+def plot_system(result: SystemResult, path: Path) -> None:
     """Plot recall@k curves overall and per question type for one system."""
-    ks = result["ks"]
+    ks = result.ks
     fig, ax = plt.subplots(figsize=(6, 4))
-    series = [("overall", result["overall"]), *result["by_type"].items()]
+    series = [("overall", result.overall), *result.by_type.items()]
     for label, metrics in series:
-        ax.plot(ks, [metrics[f"recall@{k}"] for k in ks], marker="o", label=label)
-    _finish(ax, f"{result['system']}: recall@k", fig, path)
+        ax.plot(ks, [metrics.recall[k] for k in ks], marker="o", label=label)
+    _finish(ax, f"{result.system}: recall@k", fig, path)
 
 
-def plot_comparison(results: Sequence[dict], path: Path) -> None:
+def plot_comparison(results: Sequence[SystemResult], path: Path) -> None:
     """Plot recall@k curves per system, overall and per question type."""
-    ks = results[0]["ks"]
-    types = ["overall", *sorted({t for r in results for t in r["by_type"]})]
+    ks = results[0].ks
+    types = ["overall", *sorted({t for r in results for t in r.by_type})]
     fig, axes = plt.subplots(1, len(types), figsize=(4.2 * len(types), 4), squeeze=False)
     for ax, qtype in zip(axes[0], types, strict=True):
         for r in results:
-            metrics = r["overall"] if qtype == "overall" else r["by_type"].get(qtype)
+            metrics = r.overall if qtype == "overall" else r.by_type.get(qtype)
             if metrics:
-                ax.plot(ks, [metrics[f"recall@{k}"] for k in ks], marker="o", label=r["system"])
+                ax.plot(ks, [metrics.recall[k] for k in ks], marker="o", label=r.system)
         ax.set_title(qtype, fontsize=9)
         ax.set_xlabel("k")
         ax.set_ylim(0, 1)
@@ -174,8 +188,8 @@ def _finish(ax, title: str, fig, path: Path) -> None:
     plt.close(fig)
 
 
-def _headline_k(results: Sequence[dict]) -> int:
-    ks = results[0]["ks"]
+def _headline_k(results: Sequence[SystemResult]) -> int:
+    ks = results[0].ks
     return 10 if 10 in ks else max(ks)
 
 
@@ -204,57 +218,55 @@ def _grouped_bars(groups: Sequence[str], series: Sequence[tuple[str, list]], *, 
     plt.close(fig)
 
 
-def plot_recall_by_type(results: Sequence[dict], path: Path) -> None:
+def plot_recall_by_type(results: Sequence[SystemResult], path: Path) -> None:
     """Recall@10 (else the largest k) per question type, one bar per system."""
     k = _headline_k(results)
-    types = sorted({t for r in results for t in r["by_type"]})
-    counts = {t: next(r["by_type"][t]["n"] for r in results if t in r["by_type"])
-              for t in types}
+    types = sorted({t for r in results for t in r.by_type})
+    counts = {t: next(r.by_type[t].n for r in results if t in r.by_type) for t in types}
     groups = ["overall", *(f"{t} ({counts[t]})" for t in types)]
-    series = [(r["system"], [r["overall"].get(f"recall@{k}"),
-                             *(r["by_type"].get(t, {}).get(f"recall@{k}") for t in types)])
+    series = [(r.system, [_recall(r.overall, k), *(_recall(r.by_type.get(t), k) for t in types)])
               for r in results]
     _grouped_bars(groups, series, title=f"recall@{k} by question type (questions)",
                   xlabel=f"recall@{k}", path=path)
 
 
-def plot_recall_by_sub_corpus(results: Sequence[dict], path: Path) -> None:
+def plot_recall_by_sub_corpus(results: Sequence[SystemResult], path: Path) -> None:
     """Recall@10 of the gold documents of each sub-corpus, one bar per system."""
-    labels = sorted({s for r in results for s in r["by_gold_sub_corpus"]})
-    counts = {s: next(r["by_gold_sub_corpus"][s]["n_gold"] for r in results
-                      if s in r["by_gold_sub_corpus"]) for s in labels}
-    series = [(r["system"], [r["by_gold_sub_corpus"].get(s, {}).get("recall@10")
-                             for s in labels]) for r in results]
+    labels = sorted({s for r in results for s in r.by_gold_sub_corpus})
+    counts = {s: next(r.by_gold_sub_corpus[s].n_gold for r in results
+                      if s in r.by_gold_sub_corpus) for s in labels}
+    series = [(r.system, [g.recall if (g := r.by_gold_sub_corpus.get(s)) else None
+                          for s in labels]) for r in results]
     _grouped_bars([f"{s} ({counts[s]})" for s in labels], series,
                   title="recall@10 by the gold documents' sub-corpus (gold documents)",
                   xlabel="recall@10", path=path)
 
 
-def oracle_error_rate(result: dict) -> float | None:
+def oracle_error_rate(questions: Sequence[ResultRow]) -> float | None:
     """The share of its decisions an oracle system's judge flipped, measured; None otherwise."""
-    rows = [row.get("extras", {}) for row in result.get("per_question", [])]
-    decisions = sum(extras.get("oracle_decisions", 0) for extras in rows)
+    figures = [row.agent for row in questions if row.agent is not None]
+    decisions = sum(agent.oracle_decisions for agent in figures)
     if not decisions:
         return None
-    return sum(extras.get("oracle_errors", 0) for extras in rows) / decisions
+    return sum(agent.oracle_errors for agent in figures) / decisions
 
 
-def _recall_at_10(result: dict, question_type: str) -> float | None:
-    metrics = (result["overall"] if question_type == "overall"
-               else result["by_type"].get(question_type, {}))
-    return metrics.get("recall@10")
+def _recall_at_10(result: SystemResult, question_type: str) -> float | None:
+    metrics = result.overall if question_type == "overall" else result.by_type.get(question_type)
+    return _recall(metrics, 10)
 
 
-def plot_oracle_curve(results: Sequence[dict], path: Path) -> bool:
+def plot_oracle_curve(results: Sequence[SystemResult], path: Path) -> bool:
     """Plot recall@10 against the oracle judges' measured error rates (overall, per question
     type), the offline engine as dotted lines when it ran too. False (nothing written) with
     fewer than two oracle systems."""
     oracles = sorted(((rate, r) for r in results
-                      if (rate := oracle_error_rate(r)) is not None), key=lambda p: p[0])
+                      if (rate := oracle_error_rate(r.questions)) is not None),
+                     key=lambda p: p[0])
     if len(oracles) < 2:
         return False
-    offline = next((r for r in results if r["system"] == "offline"), None)
-    types = sorted({t for _, r in oracles for t in r["by_type"]})
+    offline = next((r for r in results if r.system == "offline"), None)
+    types = sorted({t for _, r in oracles for t in r.by_type})
     fig, ax = plt.subplots(figsize=(6.5, 4))
     rates = [100 * rate for rate, _ in oracles]
     for i, label in enumerate(["overall", *types]):
@@ -269,7 +281,7 @@ def plot_oracle_curve(results: Sequence[dict], path: Path) -> bool:
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=6, loc="lower left", ncol=2)
-    ax.set_title(f"Recall@10 against judge error ({oracles[0][1]['n_questions']} questions)",
+    ax.set_title(f"Recall@10 against judge error ({oracles[0][1].n_questions} questions)",
                  fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -277,24 +289,24 @@ def plot_oracle_curve(results: Sequence[dict], path: Path) -> bool:
     return True
 
 
-def write_system(result: dict, directory: Path) -> None:
+def write_system(result: SystemResult, directory: Path) -> None:
     """Write results.json, results.md and the plots (recall@k, by question type, by gold
     sub-corpus) into a directory."""
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "results.json").write_text(json.dumps(result, ensure_ascii=False))
+    (directory / "results.json").write_text(json.dumps(result.to_json(), ensure_ascii=False))
     (directory / "results.md").write_text(system_markdown(result))
     plot_system(result, directory / "recall_at_k.png")
     plot_recall_by_type([result], directory / "recall_by_type.png")
     plot_recall_by_sub_corpus([result], directory / "recall_by_sub_corpus.png")
 
 
-def write_comparison(results: Sequence[dict], directory: Path) -> None:
+def write_comparison(results: Sequence[SystemResult], directory: Path) -> None:
     """Write the combined table, JSON summary and plots for several systems (the oracle curve
     when two oracle systems or more ran: the error-rate sweep)."""
     directory.mkdir(parents=True, exist_ok=True)
-    summary = [{k: r[k] for k in ("system", "n_questions", "overall", "by_type",
-                                  "by_gold_sub_corpus", "by_gold_genre")}
-               | {"pool": r.get("pool")} for r in results]
+    summary = [{k: data[k] for k in ("system", "n_questions", "overall", "by_type",
+                                     "by_gold_sub_corpus", "by_gold_genre", "pool")}
+               for data in (r.to_json() for r in results)]
     (directory / "comparison.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False))
     (directory / "results.md").write_text(comparison_markdown(results))
     plot_comparison(results, directory / "recall_at_k.png")

@@ -9,7 +9,7 @@ from django.db import connections
 from tqdm import tqdm
 
 from measurement.evaluation.metrics import recall_by_group, summarize
-from measurement.evaluation.records import EvalQuestion, ResultRow
+from measurement.evaluation.records import EvalQuestion, ResultRow, RunContext, SystemResult
 from measurement.evaluation.systems import EvalConfig, System, build_system
 
 KEEP_RANKED = 20
@@ -24,10 +24,11 @@ def evaluate_system(
     sub_corpus_of: dict[str, str],
     genre_of: dict[str, str],
     progress: bool = True,
+    context: RunContext,
     keep_ranked: int = KEEP_RANKED,
     workers: int = 1,
-) -> dict:
-    """Run one system on every question and return the results document (without metadata).
+) -> SystemResult:
+    """Run one system on every question and return its results, measured in `context`.
 
     With `workers` > 1 questions run in that many threads: a system that waits on a remote model
     spends its time waiting, so concurrent questions cut the wall time (rows keep question order).
@@ -52,16 +53,17 @@ def evaluate_system(
         for qtype in sorted({r.question_type for r in rows})
     }
     genre_of_doc = {doc: genre_of.get(slug, "unknown") for doc, slug in sub_corpus_of.items()}
-    return {
-        "system": name,
-        "n_questions": len(rows),
-        "ks": list(ks),
-        "overall": summarize(rows, ks),
-        "by_type": by_type,
-        "by_gold_sub_corpus": recall_by_group(rows, sub_corpus_of),
-        "by_gold_genre": recall_by_group(rows, genre_of_doc),
-        "per_question": [_public_row(r, keep_ranked) for r in rows],
-    }
+    return SystemResult(
+        system=name,
+        ks=tuple(ks),
+        overall=summarize(rows, ks),
+        by_type=by_type,
+        by_gold_sub_corpus=recall_by_group(rows, sub_corpus_of),
+        by_gold_genre=recall_by_group(rows, genre_of_doc),
+        questions=rows,
+        context=context,
+        keep_ranked=keep_ranked,
+    )
 
 
 def _row(question: EvalQuestion, system: System) -> ResultRow:
@@ -83,17 +85,3 @@ def _closing_connections(
 
     return wrapped
 
-
-def _public_row(row: ResultRow, keep_ranked: int) -> dict:
-    out = {
-        "qid": row.qid,
-        "question_type": row.question_type,
-        "ranked_ids": row.ranked_keys[:keep_ranked],
-        "gold_ids": row.gold_keys,
-        "gold_ranks": {g: (row.ranked_keys.index(g) + 1 if g in row.ranked_keys else None)
-                       for g in row.gold_keys},
-        "seconds": round(row.seconds, 5),
-    }
-    if row.agent is not None:
-        out["extras"] = row.agent.to_json()
-    return out

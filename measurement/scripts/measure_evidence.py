@@ -123,7 +123,7 @@ class QuotingChatModel:
                                    "memory_update": memory})
         else:
             text = plausible_reply(prompt)
-        return ChatResult(text=text, model=self.model, input_tokens=0, output_tokens=0)
+        return ChatResult(text=text, model=self.model)
 
 
 @dataclass

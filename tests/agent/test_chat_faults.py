@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 from django.utils.html import escape
 
-from agent.engine.openai_chat import ChatModelError, OpenAIChatModel
-from agent.engine.prompting import Prompt
 from agent.investigations import services
 from agent.investigations.chat import PersistingChatModel, paid_usage, resumable_chat_model
+from agent.engine.openai_chat import ChatModelError, OpenAIChatModel
+from agent.engine.prompting import Prompt
 from agent.models import Investigation, LLMCall, PromptText
 from agent.review.prompt_audit import model_call_for_verdict
+from common.usage import TokenUsage
 from tests.fakes.stub_server import FAILURE_MODES, StubServer, opening_line
 
 QUESTION = "Que disent Le Gaulois et L'Intransigeant du discours de M. Lejeune sur les céréales ?"
@@ -83,12 +84,12 @@ def test_usage_billed_on_an_unusable_reply_is_counted(stub):
     clean = client(stub).complete(prompt())
     stub.state.faults = ["no_content"]
     retried = client(stub).complete(prompt())
-    assert retried.input_tokens == 2 * clean.input_tokens
+    assert retried.usage.input_tokens == 2 * clean.usage.input_tokens
     stub.state.faults = ["no_content"] * 3
     with pytest.raises(ChatModelError) as info:
         client(stub).complete(prompt())
-    assert info.value.input_tokens == 3 * clean.input_tokens
-    assert info.value.output_tokens > 0
+    assert info.value.usage.input_tokens == 3 * clean.usage.input_tokens
+    assert info.value.usage.output_tokens > 0
 
 
 def test_a_fifth_of_calls_failing_at_random_still_completes_every_call():
@@ -135,7 +136,7 @@ def test_a_failed_call_is_stored_with_its_prompts_and_billed_tokens(stub, invest
     with pytest.raises(ChatModelError):
         chat.complete(prompt(user="Question q: second"))
     failed = investigation.llm_call_records.get(ordinal=1)
-    assert not failed.succeeded and failed.input_tokens > 0
+    assert not failed.succeeded and failed.usage.input_tokens > 0
     assert "no usable reply" in failed.response
     assert failed.user_prompt.text == "Question q: second"
     # A resumed run replays only the good reply and numbers its calls after the failed one.
@@ -168,9 +169,10 @@ def test_a_failed_run_keeps_the_tokens_and_cost_of_its_paid_calls(
     assert run.error.startswith("The model endpoint gave no usable reply")
     assert "an HTML page instead of API JSON" in run.error
     assert len(paid) == 3 and len(calls) == 4
-    assert run.input_tokens == sum(c.input_tokens for c in paid) > 0
-    assert run.output_tokens == sum(c.output_tokens for c in paid) > 0
-    assert run.cost == pytest.approx((run.input_tokens * 1.0 + run.output_tokens * 4.0) / 1e6)
+    assert run.usage == TokenUsage.total(c.usage for c in paid)
+    assert run.usage.input_tokens > 0 and run.usage.output_tokens > 0
+    assert run.cost == pytest.approx(
+        (run.usage.input_tokens * 1.0 + run.usage.output_tokens * 4.0) / 1e6)
     assert run.cost > 0
     assert paid_usage(run.pk).cost == run.cost
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agent.engine.policy_spec import PolicyKind
 from agent.policies import PolicyChoice, configured_policy
+from common.usage import TokenUsage
 
 
 def test_without_an_endpoint_the_offline_policy_runs_and_costs_nothing(settings):
@@ -24,7 +25,7 @@ def test_an_endpoint_gives_the_llm_policy_its_models_and_prices(settings):
     assert policy.kind == PolicyChoice.LLM
     assert policy.models == {"planner": "big", "agent": "mid", "reranker": "small"}
     assert policy.label == "LLM: mid"
-    assert policy.cost(1_000_000, 500_000) == 3.0
+    assert policy.cost(TokenUsage(1_000_000, 500_000)) == 3.0
 
 
 def _llm_settings(settings, input_price: float, output_price: float) -> None:
@@ -43,7 +44,7 @@ def test_a_run_is_priced_with_the_prices_it_was_created_with(settings, users):
     run.refresh_from_db()
     policy = run.policy_spec
     assert policy.kind is PolicyKind.LLM and policy.label == run.policy_label
-    assert policy.cost(1_000_000, 500_000) == 3.0
+    assert policy.cost(TokenUsage(1_000_000, 500_000)) == 3.0
 
 
 def test_a_run_recorded_without_prices_is_priced_with_the_instance_prices(settings, users):
@@ -53,4 +54,4 @@ def test_a_run_recorded_without_prices_is_priced_with_the_instance_prices(settin
     run = Investigation.objects.create(owner=users["alice"], question="Les céréales ?",
                                        policy=PolicyChoice.LLM)
     assert run.price_input_per_million is None
-    assert run.policy_spec.cost(1_000_000, 500_000) == 6.0
+    assert run.policy_spec.cost(TokenUsage(1_000_000, 500_000)) == 6.0

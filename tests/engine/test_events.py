@@ -10,10 +10,12 @@ from agent.engine import EngineConfig, OfflinePolicy, event_from_json, run_inves
 from agent.engine.events import (
     CATALOGUE,
     InvestigationFinished,
+    ModelCalled,
     SubQuestionFinished,
     VerdictGiven,
 )
 from agent.engine.sinks import ListSink
+from common.usage import TokenUsage
 from tests.engine.conftest import (
     Q,
     briefing,
@@ -72,7 +74,7 @@ def test_the_llm_call_event_carries_usage_but_never_the_reply(retriever):
     sink = _llm_run(retriever)
     for event in sink.of("llm_call"):
         assert "response" not in event.to_json()
-        assert event.prompt_hash and event.input_tokens > 0
+        assert event.prompt_hash and event.usage.input_tokens > 0
 
 
 def test_offline_verdicts_carry_their_figures_as_signals(retriever):
@@ -96,11 +98,25 @@ def test_a_verdict_with_its_evidence_survives_a_json_round_trip(retriever):
     assert again == verdict and again.evidence == verdict.evidence
 
 
+def test_token_usage_is_stored_as_its_three_flat_counts():
+    # Rows and files written before the usage had a type hold these keys: they must still read.
+    called = ModelCalled(role="agent", prompt_name="agent", prompt_hash="x" * 64, model="m",
+                         usage=TokenUsage(10, 3, 2), seconds=0.5, seq=4)
+    data = called.to_json()
+    assert "usage" not in data
+    assert (data["input_tokens"], data["output_tokens"], data["cached_tokens"]) == (10, 3, 2)
+    assert event_from_json(json.loads(json.dumps(data))) == called
+    finished = InvestigationFinished(status="finished", reason="completed", llm_calls=1,
+                                     usage=TokenUsage(10, 3, 2))
+    assert finished.payload()["input_tokens"] == 10
+    assert event_from_json(finished.to_json()) == finished
+
+
 def test_reading_ignores_unknown_keys_and_fills_later_fields_with_defaults():
     event = event_from_json({"kind": "llm_call", "seq": 3, "sub_question_index": None,
                              "role": "agent", "prompt_name": "agent", "prompt_hash": "x" * 64,
                              "response": "{}", "input_tokens": 10})
-    assert event.seq == 3 and event.input_tokens == 10 and event.cached_tokens == 0
+    assert event.seq == 3 and event.usage == TokenUsage(input_tokens=10)
     verdict = event_from_json({"kind": "verdict", "seq": 4, "sub_question_index": 0, "chunk_id": 1,
                                "document_key": "gaulois:1", "sub_corpus": "gaulois",
                                "verdict": "accept", "rationale": "why"})

@@ -13,6 +13,7 @@ from agent.engine import (
     run_investigation,
 )
 from agent.engine.sinks import ListSink
+from common.usage import TokenUsage
 from tests.engine.conftest import (
     Q,
     briefing,
@@ -187,7 +188,7 @@ def test_counters_add_up_the_model_usage(retriever, sink):
     result, chat = run(Q, two_sub_questions_accepting_everything(), retriever, sink)
     calls = sink.of("llm_call")
     assert result.counters.llm_calls == len(chat.calls) == len(calls)
-    assert result.counters.input_tokens == sum(c.input_tokens for c in calls)
+    assert result.counters.usage == TokenUsage.total(c.usage for c in calls)
     assert result.counters.engine_seconds >= 0 and result.counters.model_seconds >= 0
 
 

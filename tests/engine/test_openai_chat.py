@@ -38,7 +38,8 @@ def test_success_sends_json_mode_and_records_usage(stub):
     request = stub.state.requests[0]
     assert request["response_format"] == {"type": "json_object"}
     assert request["temperature"] == 0 and request["model"] == "stub-model"
-    assert result.input_tokens > 0 and result.output_tokens > 0 and result.cached_tokens == 3
+    assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
+    assert result.usage.cached_tokens == 3
     assert len(stub.state.requests) == 1
 
 

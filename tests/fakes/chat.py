@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 
 from agent.engine.prompting import Prompt
 from agent.engine.types import ChatResult
+from common.usage import TokenUsage
 
 Reply = str | ChatResult | Callable[[Prompt], str | ChatResult]
 
@@ -35,8 +36,8 @@ class ScriptedChatModel:
         if isinstance(reply, ChatResult):
             return reply
         return ChatResult(text=reply, model=self.model,
-                          input_tokens=len(prompt.system + prompt.user) // 4,
-                          output_tokens=len(reply) // 4)
+                          usage=TokenUsage(len(prompt.system + prompt.user) // 4,
+                                           len(reply) // 4))
 
 
 def covering_reply(prompt: Prompt) -> str:

@@ -6,6 +6,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from common.usage import TokenUsage
 from measurement.evaluation import systems
 from measurement.evaluation.questions import load_questions
 from measurement.evaluation.records import AgentFigures, EvalQuestion
@@ -124,7 +125,7 @@ def test_registered_systems_report_agent_fields(tiny, tmp_path, monkeypatch):
             return SystemRun(["intran:i1"], 0.01, agent=AgentFigures(
                 accepted_keys=("intran:i1",), held_keys=question.gold_keys[:1],
                 rejected_keys=(), surfaced_keys=("intran:i1",), llm_calls=3,
-                input_tokens=10, output_tokens=5, engine_seconds=0.1,
+                usage=TokenUsage(10, 5), engine_seconds=0.1,
                 model_wait_seconds=0.2))
         return run
 
@@ -156,16 +157,19 @@ def test_pool_option_restricts_candidates_to_a_corpus_file(tiny, tmp_path):
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_workers_give_the_same_rows_in_question_order(tiny, tmp_path):
+    from measurement.evaluation.records import RunContext
     from measurement.evaluation.runner import evaluate_system
 
     questions = [dataclasses.replace(question, qid=f"q{i}")
                  for i, question in enumerate(load_questions(tiny) * 3)]
-    kwargs = {"ks": [2, 10], "sub_corpus_of": {}, "genre_of": {}, "progress": False}
+    context = RunContext(git_revision="", corpus_revision=0, embedding_model="",
+                         questions_file=tiny.name, question_selection={}, pool={}, settings={})
+    kwargs = {"ks": [2, 10], "sub_corpus_of": {}, "genre_of": {}, "progress": False,
+              "context": context}
     one = evaluate_system("hybrid-per-subcorpus", questions, EvalConfig(), **kwargs)
     many = evaluate_system("hybrid-per-subcorpus", questions, EvalConfig(), workers=4, **kwargs)
-    assert [q["qid"] for q in many["per_question"]] == [q.qid for q in questions]
-    assert [q["ranked_ids"] for q in many["per_question"]] == [
-        q["ranked_ids"] for q in one["per_question"]]
+    assert [q.qid for q in many.questions] == [q.qid for q in questions]
+    assert [q.ranked_keys for q in many.questions] == [q.ranked_keys for q in one.questions]
 
 
 def test_results_say_which_pool_they_ran_on(tiny, tmp_path):
@@ -217,23 +221,39 @@ def test_evaluate_writes_its_summary_into_a_document_block(tiny, tmp_path):
 
 
 def test_the_summary_block_gives_recall_by_question_type_and_the_agents_p_acc():
+    from measurement.evaluation.records import (
+        AgentMetrics,
+        GroupRecall,
+        Metrics,
+        RunContext,
+        SystemResult,
+    )
     from measurement.evaluation.report import summary_markdown
 
-    def result(system, overall, comparative):
-        return {"system": system, "n_questions": 2, "questions_file": "q.jsonl",
-                "settings": {"pool": None},
-                "overall": {"recall@5": 0.5, "recall@10": 0.75, "mrr": 0.4,
-                            "latency_median_ms": 3.0, **overall},
-                "by_gold_genre": {"press": {"recall@10": 0.5}},
-                "by_type": {"MH - Comparative": {"recall@10": comparative},
-                            "MH - Generic": {"recall@10": 1.0}}}
+    context = RunContext(git_revision="abc", corpus_revision=1, embedding_model="m",
+                         questions_file="q.jsonl", question_selection={}, pool={},
+                         settings={"pool": None})
 
-    text = summary_markdown([result("bm25", {}, 0.25), result("offline", {"p_acc": 0.125}, 0.5)])
+    def result(system, p_acc, comparative):
+        agent = None if p_acc is None else AgentMetrics(
+            p_acc=p_acc, r_acc=0.0, accepted_mean=0.0, llm_calls_mean=0.0, input_tokens_mean=0.0,
+            output_tokens_mean=0.0, cost_mean=0.0, quoted_words=0, false_claims=0,
+            engine_seconds_median=0.0, model_wait_seconds_median=0.0, missed_gold_at_10=0,
+            miss_attribution={})
+        return SystemResult(
+            system=system, ks=(5, 10), questions=[], context=context,
+            overall=Metrics(n=2, recall={5: 0.5, 10: 0.75}, mrr=0.4, latency_median_ms=3.0,
+                            agent=agent),
+            by_gold_sub_corpus={}, by_gold_genre={"press": GroupRecall(10, 0.5, 1)},
+            by_type={"MH - Comparative": Metrics(n=1, recall={10: comparative}),
+                     "MH - Generic": Metrics(n=1, recall={10: 1.0})})
+
+    text = summary_markdown([result("bm25", None, 0.25), result("offline", 0.125, 0.5)])
     assert ("| system | R@5 | R@10 | MRR | press gold R@10 | MH - Comparative R@10 | "
             "MH - Generic R@10 | P_acc | latency median ms |") in text
     assert "| `bm25` | 0.500 | 0.750 | 0.400 | 0.500 | 0.250 | 1.000 | — | 3.000 |" in text
     assert "| `offline` | 0.500 | 0.750 | 0.400 | 0.500 | 0.500 | 1.000 | 0.125 | 3.000 |" in text
-    assert "P_acc" not in summary_markdown([result("bm25", {}, 0.25)])
+    assert "P_acc" not in summary_markdown([result("bm25", None, 0.25)])
 
 
 def test_evaluate_refuses_a_document_without_the_block(tiny, tmp_path):
@@ -248,6 +268,7 @@ def test_evaluate_refuses_a_document_without_the_block(tiny, tmp_path):
 def test_the_plots_by_question_type_and_sub_corpus_and_the_oracle_curve(tiny, tmp_path):
     from PIL import Image
 
+    from measurement.evaluation.records import ResultRow
     from measurement.evaluation.report import oracle_error_rate
 
     single = tmp_path / "single"
@@ -259,9 +280,10 @@ def test_the_plots_by_question_type_and_sub_corpus_and_the_oracle_curve(tiny, tm
     sweep = tmp_path / "sweep"
     call_command("evaluate", "--questions", str(tiny), "--system", "oracle", "--system",
                  "oracle-err30", "--system", "offline", "--out", str(sweep), "--no-progress")
-    results = {name: json.loads((sweep / name / "results.json").read_text())
+    results = {name: [ResultRow.from_json(row) for row in json.loads(
+        (sweep / name / "results.json").read_text())["per_question"]]
                for name in ("oracle", "oracle-err30", "offline")}
-    rows = results["oracle-err30"]["per_question"]
+    rows = json.loads((sweep / "oracle-err30" / "results.json").read_text())["per_question"]
     decisions = sum(row["extras"]["oracle_decisions"] for row in rows)
     assert decisions > 0 and oracle_error_rate(results["oracle-err30"]) == (
         sum(row["extras"]["oracle_errors"] for row in rows) / decisions)

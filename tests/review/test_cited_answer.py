@@ -185,7 +185,7 @@ def test_the_llm_policy_drafts_through_the_configured_model(client, users, finis
     draft = review_services.answer_draft(investigation=finished, user=users["alice"])
     assert len(stub_llm.state.requests) == before + 1
     assert draft.drafter == "llm" and draft.model and draft.reply
-    assert draft.input_tokens > 0 and draft.cost > 0
+    assert draft.usage.input_tokens > 0 and draft.cost > 0
     cited = sorted(c.number for sec in draft.answer_sections for s in sec.sentences
                    for c in s.citations)
     assert cited == [1, 2]

@@ -16,6 +16,11 @@ from common.generated_docs import (
     shown_path,
     write_generated_block,
 )
+from retrieval.analysis import DEFAULT_OPTIONS
+from retrieval.bm25.indexer import prepare_index
+from retrieval.bm25.store import engine_name
+from retrieval.channels import bm25
+from retrieval.channels.substring import FUZZY_THRESHOLD
 from measurement.evaluation.metadata import embedding_models, git_revision
 from measurement.evaluation.pool import describe_pool, pool_phrase
 from measurement.evaluation.questions import (
@@ -24,14 +29,10 @@ from measurement.evaluation.questions import (
     load_pool,
     load_questions,
 )
+from measurement.evaluation.records import RunContext
 from measurement.evaluation.report import summary_markdown, write_comparison, write_system
 from measurement.evaluation.runner import evaluate_system
 from measurement.evaluation.systems import EvalConfig, preview_prompts, system_names
-from retrieval.analysis import DEFAULT_OPTIONS
-from retrieval.bm25.indexer import prepare_index
-from retrieval.bm25.store import engine_name
-from retrieval.channels import bm25
-from retrieval.channels.substring import FUZZY_THRESHOLD
 from retrieval.warm_start import CHANNEL_POOL, DEFAULT_WEIGHTS
 
 
@@ -130,14 +131,14 @@ class Command(BaseCommand):
         from retrieval.selectors import genre_by_sub_corpus
 
         genre_of = genre_by_sub_corpus()
-        meta = {
-            "git_revision": git_revision(),
-            "corpus_revision": CorpusRevision.current(),
-            "embedding_model": embedding_models(),
-            "questions_file": path.name,
-            "question_selection": {"every": options["every"], "limit": options["limit"]},
-            "pool": pool,
-            "settings": {
+        context = RunContext(
+            git_revision=git_revision(),
+            corpus_revision=CorpusRevision.current(),
+            embedding_model=embedding_models(),
+            questions_file=path.name,
+            question_selection={"every": options["every"], "limit": options["limit"]},
+            pool=pool,
+            settings={
                 "pool": pool_label,
                 "rrf_k": 60,
                 "rrf_weights": dict(DEFAULT_WEIGHTS),
@@ -150,7 +151,7 @@ class Command(BaseCommand):
                 "substring_threshold": FUZZY_THRESHOLD,
                 "depth": config.depth,
             },
-        }
+        )
         # Every system reading the maintained BM25 index sees the committed archive whole.
         prepare_index()
         out: Path = options["out"]
@@ -160,18 +161,17 @@ class Command(BaseCommand):
             result = evaluate_system(
                 name, questions, config, ks=ks, sub_corpus_of=sub_corpus_of, genre_of=genre_of,
                 progress=not options["no_progress"], keep_ranked=options["keep"],
-                workers=max(1, options["workers"]),
+                workers=max(1, options["workers"]), context=context,
             )
-            result.update(meta)
             target = out / _dirname(name) if several else out
             write_system(result, target)
             results.append(result)
-            o = result["overall"]
+            o = result.overall
             self.stdout.write(
                 f"{name} [{pool_phrase(pool)}]: "
-                f"R@5 {o['recall@5']:.3f}  R@10 {o['recall@10']:.3f}  "
-                f"MRR {o['mrr']:.3f}  median {o['latency_median_ms']:.1f} ms  -> {target}"
-                if "recall@5" in o else f"{name}: R@10 {o['recall@10']:.3f} -> {target}"
+                f"R@5 {o.recall[5]:.3f}  R@10 {o.recall[10]:.3f}  "
+                f"MRR {o.mrr:.3f}  median {o.latency_median_ms:.1f} ms  -> {target}"
+                if 5 in o.recall else f"{name}: R@10 {o.recall[10]:.3f} -> {target}"
             )
         if several:
             write_comparison(results, out)

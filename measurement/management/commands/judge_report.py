@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from common.document_keys import split_document_key  # noqa: E402
 from common.generated_docs import shown_path, write_generated_block  # noqa: E402
 from common.ranking_metrics import multi_gold_mrr, recall_at_k  # noqa: E402
 from measurement.evaluation.metrics import acceptance  # noqa: E402
+from measurement.evaluation.records import AgentFigures, ResultRow  # noqa: E402
 from retrieval.selectors import genre_by_sub_corpus  # noqa: E402
 
 SYSTEMS = (("offline-learnt-cv", "learnt judge"), ("offline-rules", "rule judge"))
@@ -34,7 +36,28 @@ ORACLE_RATES = (("oracle", 0.0), ("oracle-err05", 0.05), ("oracle-err10", 0.10),
                 ("oracle-err20", 0.20), ("oracle-err30", 0.30))
 
 
-def _figures(rows: list[dict], genre_of: dict[str, str]) -> dict[str, float]:
+def _agent(row: ResultRow) -> AgentFigures:
+    """The row's judged documents (none for a row without the agent's figures)."""
+    return row.agent or AgentFigures()
+
+
+@dataclass(frozen=True)
+class JudgeFigures:
+    """One judge's figures over a group of questions (a fold, or all of them pooled)."""
+
+    n: int
+    r10: float
+    press: float  # recall@10 of the press gold documents
+    debates: float  # and of the debates' ones
+    comparative: float  # recall@10 of the comparative questions
+    mrr: float
+    p_acc: float
+    median_accepted: float
+    error: float  # the judge's measured error
+    engine_seconds: float  # median
+
+
+def _figures(rows: list[ResultRow], genre_of: dict[str, str]) -> JudgeFigures:
     """The evaluation's own figures (means over questions, from `measurement/evaluation/metrics`)
     per group of questions, with the median sources accepted and the judge's measured error:
     the share of documents it judged whose accept / not-accept disagrees with gold."""
@@ -44,36 +67,34 @@ def _figures(rows: list[dict], genre_of: dict[str, str]) -> dict[str, float]:
     def gold_recall(genre_wanted: bool | None) -> float:
         values = []
         for row in rows:
-            gold = [k for k in row["gold_ids"] if genre_wanted is None or (
+            gold = [k for k in row.gold_keys if genre_wanted is None or (
                 genre_of.get(split_document_key(k)[0]) == "debates") == genre_wanted]
             if gold:
-                values.append(recall_at_k(row["ranked_ids"], gold, 10))
+                values.append(recall_at_k(row.ranked_keys, gold, 10))
         return mean(values)
 
     wrong = judged = 0
     for row in rows:
-        extras = row.get("extras", {})
-        accepted = set(extras.get("accepted_ids", ()))
-        seen = accepted | set(extras.get("held_ids", ())) | set(extras.get("rejected_ids", ()))
-        gold = set(row["gold_ids"])
+        agent = _agent(row)
+        accepted = set(agent.accepted_keys)
+        seen = accepted | set(agent.held_keys) | set(agent.rejected_keys)
+        gold = set(row.gold_keys)
         wrong += len(accepted - gold) + len((seen - accepted) & gold)
         judged += len(seen)
-    comparative = [row for row in rows if row["question_type"].endswith("Comparative")]
-    return {
-        "n": len(rows),
-        "r10": mean([recall_at_k(r["ranked_ids"], r["gold_ids"], 10) for r in rows]),
-        "press": gold_recall(False), "debates": gold_recall(True),
-        "comparative": mean([recall_at_k(r["ranked_ids"], r["gold_ids"], 10)
-                             for r in comparative]),
-        "mrr": mean([multi_gold_mrr(r["ranked_ids"], r["gold_ids"]) for r in rows]),
-        "p_acc": mean([acceptance(r.get("extras", {}).get("accepted_ids", ()),
-                                  r["gold_ids"])[0] for r in rows]),
-        "median_accepted": statistics.median(
-            [len(r.get("extras", {}).get("accepted_ids", ())) for r in rows]) if rows else 0.0,
-        "error": wrong / judged if judged else 0.0,
-        "engine_seconds": statistics.median(
-            [r.get("extras", {}).get("engine_seconds", 0.0) for r in rows]) if rows else 0.0,
-    }
+    comparative = [row for row in rows if row.question_type.endswith("Comparative")]
+    return JudgeFigures(
+        n=len(rows),
+        r10=mean([recall_at_k(r.ranked_keys, r.gold_keys, 10) for r in rows]),
+        press=gold_recall(False), debates=gold_recall(True),
+        comparative=mean([recall_at_k(r.ranked_keys, r.gold_keys, 10) for r in comparative]),
+        mrr=mean([multi_gold_mrr(r.ranked_keys, r.gold_keys) for r in rows]),
+        p_acc=mean([acceptance(_agent(r).accepted_keys, r.gold_keys)[0] for r in rows]),
+        median_accepted=statistics.median(
+            [len(_agent(r).accepted_keys) for r in rows]) if rows else 0.0,
+        error=wrong / judged if judged else 0.0,
+        engine_seconds=statistics.median(
+            [_agent(r).engine_seconds for r in rows]) if rows else 0.0,
+    )
 
 
 class Command(BaseCommand):
@@ -94,9 +115,9 @@ class Command(BaseCommand):
         folds_path = options["folds"] or settings.TRACE_DATA_DIR / "judge-training" / "folds.json"
         try:
             folds = json.loads(Path(folds_path).read_text(encoding="utf-8"))["folds"]
-            results = {name: json.loads((options["results"] / name / "results.json")
-                                        .read_text(encoding="utf-8"))["per_question"]
-                       for name, _ in SYSTEMS}
+            results = {name: [ResultRow.from_json(row) for row in json.loads(
+                (options["results"] / name / "results.json").read_text(encoding="utf-8")
+            )["per_question"]] for name, _ in SYSTEMS}
         except (OSError, ValueError, KeyError) as exc:
             raise CommandError(f"cannot read the evaluation or the folds: {exc}") from None
         genre_of = genre_by_sub_corpus()
@@ -104,12 +125,12 @@ class Command(BaseCommand):
                  "comparative R@10 | MRR | P_acc | median accepted | measured error | "
                  "engine s (median) |",
                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        pooled: dict[str, dict[str, float]] = {}
+        pooled: dict[str, JudgeFigures] = {}
         for name, label in SYSTEMS:
             rows = results[name]
-            groups = sorted({folds.get(row["qid"], -1) for row in rows})
+            groups = sorted({folds.get(row.qid, -1) for row in rows})
             for fold in groups:
-                part = _figures([row for row in rows if folds.get(row["qid"], -1) == fold],
+                part = _figures([row for row in rows if folds.get(row.qid, -1) == fold],
                                 genre_of)
                 lines.append(self._line(label, str(fold + 1) if fold >= 0 else "none", part))
             pooled[name] = _figures(rows, genre_of)
@@ -129,22 +150,21 @@ class Command(BaseCommand):
                                   command=command)
 
     @staticmethod
-    def _line(label: str, fold: str, f: dict[str, float]) -> str:
-        return (f"| {label} | {fold} | {f['n']:.0f} | {f['r10']:.3f} | {f['press']:.3f} | "
-                f"{f['debates']:.3f} | {f['comparative']:.3f} | {f['mrr']:.3f} | "
-                f"{f['p_acc']:.3f} | {f['median_accepted']:g} | {100 * f['error']:.1f} % | "
-                f"{f['engine_seconds']:.2f} |")
+    def _line(label: str, fold: str, f: JudgeFigures) -> str:
+        return (f"| {label} | {fold} | {f.n:.0f} | {f.r10:.3f} | {f.press:.3f} | "
+                f"{f.debates:.3f} | {f.comparative:.3f} | {f.mrr:.3f} | "
+                f"{f.p_acc:.3f} | {f.median_accepted:g} | {100 * f.error:.1f} % | "
+                f"{f.engine_seconds:.2f} |")
 
     @staticmethod
-    def _misses(rows: list[dict]) -> dict[str, float]:
+    def _misses(rows: list[ResultRow]) -> dict[str, float]:
         causes = {"rejected": 0, "held_never_promoted": 0, "never_judged": 0,
                   "ranked_below_10": 0}
         for row in rows:
-            extras = row.get("extras", {})
-            accepted = set(extras.get("accepted_ids", ()))
-            held = set(extras.get("held_ids", ()))
-            rejected = set(extras.get("rejected_ids", ()))
-            for key in set(row["gold_ids"]) - set(row["ranked_ids"][:10]):
+            agent = _agent(row)
+            accepted, held = set(agent.accepted_keys), set(agent.held_keys)
+            rejected = set(agent.rejected_keys)
+            for key in set(row.gold_keys) - set(row.ranked_keys[:10]):
                 cause = ("ranked_below_10" if key in accepted else "held_never_promoted"
                          if key in held else "rejected" if key in rejected else "never_judged")
                 causes[cause] += 1
@@ -152,7 +172,7 @@ class Command(BaseCommand):
         return {k: v / total for k, v in causes.items()}
 
     @staticmethod
-    def _plot(pooled: dict[str, dict[str, float]], summary_path: Path, path: Path) -> None:
+    def _plot(pooled: dict[str, JudgeFigures], summary_path: Path, path: Path) -> None:
         fig, ax = plt.subplots(figsize=(6.5, 4))
         if summary_path.exists():
             summary = json.loads(summary_path.read_text(encoding="utf-8"))
@@ -162,9 +182,9 @@ class Command(BaseCommand):
                     label="oracle judge (same searches)")
         for (name, label), marker in zip(SYSTEMS, ("*", "s"), strict=True):
             f = pooled[name]
-            ax.plot([100 * f["error"]], [f["r10"]], marker=marker, markersize=11,
-                    linestyle="none", label=f"{label}: {100 * f['error']:.1f} % error, "
-                                            f"R@10 {f['r10']:.3f}")
+            ax.plot([100 * f.error], [f.r10], marker=marker, markersize=11,
+                    linestyle="none", label=f"{label}: {100 * f.error:.1f} % error, "
+                                            f"R@10 {f.r10:.3f}")
         ax.set_xlabel("judge error, measured (% of judged documents decided against gold)")
         ax.set_ylabel("recall@10")
         ax.set_ylim(0, 1)
