@@ -18,6 +18,8 @@ from typing import Any
 from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
 
+from trace_site.redis_client import redis_client
+
 logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "trace:worker-heartbeat"
@@ -85,8 +87,6 @@ class _Beater:
                           at=time.time())
 
     def run(self) -> None:
-        from trace_site.health import redis_client
-
         every = settings.TRACE_WORKER_HEARTBEAT_SECONDS
         while True:
             try:
@@ -101,8 +101,6 @@ class _Beater:
                 return
 
     def clear(self) -> None:
-        from trace_site.health import redis_client
-
         try:
             redis_client().delete(*(heartbeat_key(q, self.hostname) for q in self.queues))
         except Exception:
