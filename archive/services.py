@@ -31,6 +31,7 @@ from archive.outbox import apply_pending_logged, record_changes
 from archive.tasks import embed_document
 from common.document_keys import document_key_sql
 from common.search import SubCorpusInfo
+from common.user_text import text_problem
 
 ON_ERROR = ("refuse", "skip")
 # What a write of an unchecked value raises: the database's refusal, or the driver's when a
@@ -522,8 +523,6 @@ def chunk_correct(*, chunk: Chunk, user, text: str) -> ChunkCorrection:
     embedded (a task after the commit) from the corrected text; the document's text and every
     offset into it stay the OCR's, and the text replaced stays in the row.
     """
-    from common.user_text import text_problem
-
     text = text.strip()
     ocr = chunk.document.text[chunk.char_start:chunk.char_end]
     limit = min(CORRECTION_MAX_CHARS, CORRECTION_GROWTH * len(ocr) + 200)

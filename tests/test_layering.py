@@ -5,7 +5,8 @@
   connected component of more than one module.
 - An import inside a function body says why it is there: a comment ``# deferred: <reason>`` on
   its line, or on the line just above it (a comment above a run of consecutive imports covers the
-  run). The reason names the optional dependency or the measured start-up cost that needs it.
+  run; a comment of several lines may open with it). The reason names the optional dependency or
+  the measured start-up cost that needs it.
 """
 
 from __future__ import annotations
@@ -136,6 +137,8 @@ def undeclared_deferred_imports(path: Path, root: Path = ROOT) -> list[str]:
     """The function-body imports of one file that carry no ``# deferred: <reason>`` comment."""
     source = path.read_text(encoding="utf-8")
     comments = comments_by_line(source)
+    lines = source.splitlines()
+    comment_only = {n for n in comments if lines[n - 1].lstrip().startswith("#")}
     imports = sorted(function_body_imports(ast.parse(source)), key=lambda n: n.lineno)
     import_lines = {line for node in imports
                     for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)}
@@ -147,7 +150,13 @@ def undeclared_deferred_imports(path: Path, root: Path = ROOT) -> list[str]:
         above = node.lineno - 1
         while above in import_lines and not DEFERRED.search(comments.get(above, "")):
             above -= 1  # the statement is in a run of imports: look above the run
-        return bool(DEFERRED.search(comments.get(above, "")))
+        if DEFERRED.search(comments.get(above, "")):
+            return True
+        while above in comment_only:  # a comment of several lines: its first may say it
+            if DEFERRED.search(comments[above]):
+                return True
+            above -= 1
+        return False
 
     relative = path.relative_to(root)
     return [f"{relative}:{node.lineno}: {ast.unparse(node)}" for node in imports
@@ -183,6 +192,13 @@ def test_the_deferred_import_check_reads_comments(tmp_path):
         "    from spacy import tokens\n"
         "def empty_reason():\n"
         "    import re  # deferred:\n"
+        "def long_comment():\n"
+        "    # deferred: the openai client takes 0.9 s to import,\n"
+        "    # paid only by the endpoint's provider\n"
+        "    import openai\n"
+        "def unrelated_comment():\n"
+        "    # the json module\n"
+        "    import json\n"
         "class Box:\n"
         "    def method(self):\n"
         "        def inner():\n"
@@ -190,4 +206,5 @@ def test_the_deferred_import_check_reads_comments(tmp_path):
         "        return inner\n",
         encoding="utf-8")
     assert undeclared_deferred_imports(source, root=tmp_path) == [
-        "sample.py:3: import json", "sample.py:11: import re", "sample.py:15: from os import path"]
+        "sample.py:3: import json", "sample.py:11: import re", "sample.py:18: import json",
+        "sample.py:22: from os import path"]

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import connection, connections
 
+from agent.judges import judge_in_use
+from retrieval.bm25 import indexer
 from trace_site.redis_client import redis_client
 from trace_site.worker_heartbeat import WorkerBeat, expiry_seconds, heartbeat_pattern
 
@@ -77,15 +79,11 @@ def check_worker() -> str:
 
 def check_bm25() -> str:
     """Report the BM25 index (engine, chunks) and its outbox backlog; it builds nothing."""
-    from retrieval.bm25.indexer import state
-
-    return state()
+    return indexer.state()
 
 
 def check_judge() -> str:
     """Say which judge offline runs use; the rules, with the reason, when the model failed."""
-    from agent.judges import judge_in_use
-
     return f"ok: {judge_in_use().label}"
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from celery.signals import worker_ready, worker_shutdown
+from celery.worker import state
 from django.conf import settings
 
 from trace_site.redis_client import redis_client
@@ -80,8 +81,6 @@ class _Beater:
         self.stop = threading.Event()
 
     def beat(self) -> WorkerBeat:
-        from celery.worker import state
-
         return WorkerBeat(hostname=self.hostname, pid=os.getpid(),
                           concurrency=self.concurrency, active=len(state.active_requests),
                           at=time.time())

@@ -32,6 +32,7 @@ from retrieval.evaluation.questions import (
 from retrieval.evaluation.report import summary_markdown, write_comparison, write_system
 from retrieval.evaluation.runner import evaluate_system
 from retrieval.evaluation.systems import EvalConfig, preview_prompts, system_names
+from retrieval.selectors import genre_by_sub_corpus
 from retrieval.warm_start import CHANNEL_POOL, DEFAULT_WEIGHTS
 
 
@@ -127,8 +128,6 @@ class Command(BaseCommand):
                     raise CommandError(exc.args[0]) from exc
             return
         sub_corpus_of = {key: split_document_key(key)[0] for q in questions for key in q.gold_keys}
-        from retrieval.selectors import genre_by_sub_corpus
-
         genre_of = genre_by_sub_corpus()
         meta = {
             "git_revision": git_revision(),
