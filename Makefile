@@ -1,5 +1,5 @@
 # One entry point: `make run` starts TRACE on its embedded default, `make test` runs the linters
-# (ruff, mypy) and every test.
+# (ruff, mypy, lint-imports over .importlinter) and every test.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -20,6 +20,7 @@ test: lint
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 stop: $(STAMP)
 	$(PY) manage.py stop

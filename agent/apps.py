@@ -6,7 +6,8 @@ class AgentConfig(AppConfig):
     verbose_name = "Investigations"
 
     def ready(self) -> None:
-        # The checks register themselves; the tasks module holds the run task and the worker's
-        # sweeper, and Celery's autodiscovery looks only for a `tasks` module at an app's top.
+        # deferred: Django's app loading (models and signals only once the registry is ready).
+        # The checks register themselves; Celery's autodiscovery looks for a `tasks` module at an
+        # app's top only, so the run task and the worker's sweeper are registered here.
         from agent import checks  # noqa: F401
-        from agent.investigations import tasks  # noqa: F401
+        from agent.investigations import sweeper, tasks  # noqa: F401

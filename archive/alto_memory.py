@@ -63,6 +63,8 @@ def main() -> None:
     if not path.exists():
         write_page(path, size)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
+    # deferred: this child process measures the reader's memory without setting Django up, so
+    # the reader is imported only once the settings module is named
     from archive.importers.alto_page import read_alto_page
     from archive.importers.alto_text import AltoTextBuilder
 

@@ -1,4 +1,9 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_delete
+
+from archive import field_limits
+from archive.lookups import ILike
+from archive.outbox import record_changes
 
 
 class ArchiveConfig(AppConfig):
@@ -6,12 +11,9 @@ class ArchiveConfig(AppConfig):
     verbose_name = "Archive"
 
     def ready(self):
-        from django.db.models.signals import post_delete
-
-        from archive import field_limits
-        from archive.lookups import ILike
+        # deferred: Django imports apps.py before the app registry is ready, and a models module
+        # may be imported only once it is (Django's rule for AppConfig, not a cost)
         from archive.models import Chunk, Document
-        from archive.outbox import record_changes
 
         Chunk._meta.get_field("text").register_lookup(ILike)
         field_limits.register()

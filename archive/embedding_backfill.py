@@ -1,4 +1,9 @@
-"""Embed every chunk still lacking a vector of a provider, in bulk: the path after a plain load."""
+"""Give chunks still lacking a vector of a provider one.
+
+``chunks_embed`` embeds a few documents' chunks in small locked batches (after an ingest, and in
+the task ``archive.embed_document`` after an OCR correction); ``chunks_embed_bulk`` embeds every
+such chunk in bulk, in worker processes: the path after a plain load.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,56 @@ from concurrent.futures import Future
 
 import numpy as np
 from django.db import connection, transaction
+from django.db.models import Q
 
 from archive.bulk_writes import vector_literal
+from archive.chunking import content_sha256
 from archive.embeddings.base import EmbeddingProvider
-from archive.embeddings.cache import cache_keep_displaced, known_vectors
+from archive.embeddings.cache import cache_keep_displaced, cache_release, known_vectors
 from archive.embeddings.pool import EmbeddingPool
+from archive.models import Chunk
 
 PAGE = 2000
+
+
+def chunks_embed(
+    *, provider: EmbeddingProvider, document_ids: list[int] | None = None, batch_size: int = 64,
+    on_embedded: Callable[[int], object] | None = None,
+) -> tuple[int, int]:
+    """Embed chunks lacking a vector from ``provider``: (chunks embedded, vectors computed).
+
+    Marks nothing in the index outbox: no derived index reads vectors (the HNSW index lives in
+    Postgres and follows the rows in the same transaction).
+    """
+    stale = Chunk.objects.filter(Q(embedding__isnull=True) | ~Q(embedding_model=provider.name))
+    if document_ids is not None:
+        stale = stale.filter(document_id__in=document_ids)
+    ids = list(stale.order_by("pk").values_list("pk", flat=True))
+    embedded = computed = 0
+    for i in range(0, len(ids), batch_size):
+        with transaction.atomic():
+            chunks = list(Chunk.objects.select_for_update().filter(pk__in=ids[i : i + batch_size]))
+            # Another provider's vectors move to the cache table, so switching back reuses them.
+            cache_keep_displaced([c.pk for c in chunks], provider.name)
+            for chunk in chunks:
+                chunk.content_hash = chunk.content_hash or content_sha256(chunk.text)
+            found, from_table = known_vectors(provider.name, [c.content_hash for c in chunks])
+            missing = list(dict.fromkeys(c.text for c in chunks
+                                         if c.content_hash not in found))
+            if missing:
+                vectors = provider.embed_passages(missing)
+                found.update((content_sha256(t), v)
+                             for t, v in zip(missing, vectors, strict=True))
+            for chunk in chunks:
+                chunk.embedding = found[chunk.content_hash]
+                chunk.embedding_model = provider.name
+            Chunk.objects.bulk_update(chunks, ["embedding", "embedding_model", "content_hash"])
+            cache_release(provider.name, from_table)
+            embedded += len(chunks)
+            computed += len(missing)
+            if on_embedded:
+                on_embedded(len(chunks))
+    return embedded, computed
 
 
 def _stale_page(model: str, after: int) -> list[tuple[int, str, str]]:

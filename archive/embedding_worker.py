@@ -1,13 +1,14 @@
 """The body of an embedding worker process; importable before Django is set up.
 
 A spawned process unpickles its task functions by importing their module first, so this module
-imports nothing of Django or the models at load time.
+imports only the bare ``django`` package at load time: no settings, no models.
 """
 
 from __future__ import annotations
 
 import pickle
 
+import django
 import numpy as np
 
 _provider = None
@@ -15,8 +16,6 @@ _provider = None
 
 def worker_start(pickled_provider: bytes) -> None:
     """Set Django up, then load the provider this worker embeds with."""
-    import django
-
     django.setup()
     global _provider
     _provider = pickle.loads(pickled_provider)

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.core.exceptions import BadRequest
 from django.db import models
+from django.db.models.signals import pre_save
 
 
 class FieldTooLong(BadRequest):
@@ -53,6 +54,4 @@ def check_fits(sender: type[models.Model], instance: models.Model, **kwargs: Any
 
 def register() -> None:
     """Check every model's rows before they are saved."""
-    from django.db.models.signals import pre_save
-
     pre_save.connect(check_fits, weak=False, dispatch_uid="archive.field_limits.check_fits")

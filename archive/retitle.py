@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from archive.importers.records import DocumentRecord
+from archive.models import Document
 from archive.titles import debate_title, item_headings, raw_title, section_parts
 from common.french_dates import format_french_date
 from common.search import SubCorpusInfo
@@ -18,8 +19,7 @@ def debate_sections_retitle(*, document_model: Any = None) -> int:
 
     ``document_model`` defaults to the live model.
     """
-    if document_model is None:
-        from archive.models import Document as document_model
+    document_model = document_model or Document
     documents = [
         d for d in document_model.objects.filter(sub_corpus__genre="debates")
         .select_related("sub_corpus").order_by("pk")

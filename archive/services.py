@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,26 +13,25 @@ from pathlib import Path
 import numpy as np
 import psycopg
 from django.db import DatabaseError, connection, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from tqdm import tqdm
 
 from archive.bulk_writes import ChunkRow, chunks_copy, document_ids_allocate, documents_copy
 from archive.chunk_pool import POOL_MIN_RECORDS, ChunkPool, Span, chunks_of
 from archive.chunking import TextChunk, chunk_text, content_sha256
+from archive.embedding_backfill import chunks_embed
 from archive.embeddings import EmbeddingProvider, get_provider
-from archive.embeddings.cache import (
-    cache_keep_displaced,
-    cache_release,
-    known_vectors,
-)
+from archive.embeddings.cache import cache_release, known_vectors
 from archive.embeddings.pool import EmbeddingPool
 from archive.importers import DocumentRecord, RecordError, checked_records, scan_file
 from archive.importers.records import FolderOptions
 from archive.layout import layout_span
 from archive.models import Chunk, ChunkCorrection, CorpusRevision, Document, SubCorpus
 from archive.outbox import apply_pending_logged, record_changes
+from archive.tasks import embed_document
 from common.document_keys import document_key_sql
 from common.search import SubCorpusInfo
+from common.user_text import text_problem
 
 ON_ERROR = ("refuse", "skip")
 # What a write of an unchecked value raises: the database's refusal, or the driver's when a
@@ -150,46 +149,6 @@ def _chunk_confidences_refresh(document_id: int, record: DocumentRecord) -> None
             chunk.ocr_confidence = confidence
             changed.append(chunk)
     Chunk.objects.bulk_update(changed, ["ocr_confidence"], batch_size=500)
-
-
-def chunks_embed(
-    *, provider: EmbeddingProvider, document_ids: list[int] | None = None, batch_size: int = 64,
-    on_embedded: Callable[[int], object] | None = None,
-) -> tuple[int, int]:
-    """Embed chunks lacking a vector from ``provider``: (chunks embedded, vectors computed).
-
-    Marks nothing in the index outbox: no derived index reads vectors (the HNSW index lives in
-    Postgres and follows the rows in the same transaction).
-    """
-    stale = Chunk.objects.filter(Q(embedding__isnull=True) | ~Q(embedding_model=provider.name))
-    if document_ids is not None:
-        stale = stale.filter(document_id__in=document_ids)
-    ids = list(stale.order_by("pk").values_list("pk", flat=True))
-    embedded = computed = 0
-    for i in range(0, len(ids), batch_size):
-        with transaction.atomic():
-            chunks = list(Chunk.objects.select_for_update().filter(pk__in=ids[i : i + batch_size]))
-            # Another provider's vectors move to the cache table, so switching back reuses them.
-            cache_keep_displaced([c.pk for c in chunks], provider.name)
-            for chunk in chunks:
-                chunk.content_hash = chunk.content_hash or content_sha256(chunk.text)
-            found, from_table = known_vectors(provider.name, [c.content_hash for c in chunks])
-            missing = list(dict.fromkeys(c.text for c in chunks
-                                         if c.content_hash not in found))
-            if missing:
-                vectors = provider.embed_passages(missing)
-                found.update((content_sha256(t), v)
-                             for t, v in zip(missing, vectors, strict=True))
-            for chunk in chunks:
-                chunk.embedding = found[chunk.content_hash]
-                chunk.embedding_model = provider.name
-            Chunk.objects.bulk_update(chunks, ["embedding", "embedding_model", "content_hash"])
-            cache_release(provider.name, from_table)
-            embedded += len(chunks)
-            computed += len(missing)
-            if on_embedded:
-                on_embedded(len(chunks))
-    return embedded, computed
 
 
 def ingest_file(
@@ -564,8 +523,6 @@ def chunk_correct(*, chunk: Chunk, user, text: str) -> ChunkCorrection:
     embedded (a task after the commit) from the corrected text; the document's text and every
     offset into it stay the OCR's, and the text replaced stays in the row.
     """
-    from common.user_text import text_problem
-
     text = text.strip()
     ocr = chunk.document.text[chunk.char_start:chunk.char_end]
     limit = min(CORRECTION_MAX_CHARS, CORRECTION_GROWTH * len(ocr) + 200)
@@ -593,8 +550,6 @@ def chunk_correct(*, chunk: Chunk, user, text: str) -> ChunkCorrection:
 
 def _send_embedding(document_id: int) -> None:
     """Queue the corrected chunk's new vector; without a broker it waits for the next backfill."""
-    from archive.tasks import embed_document
-
     try:
         embed_document.delay(document_id)
     except Exception:  # noqa: BLE001 - the correction is kept whatever the queue says

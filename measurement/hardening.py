@@ -22,6 +22,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client, override_settings
+
+from agent.investigations import services
+from agent.models import Batch, Investigation, Verdict
+from archive import alto_memory
+from archive.iiif import iiif_url_problem
+from archive.importers import scan_file
+from trace_site.web_server import bind_listener
+
 MADE_UP_CSRF = "A" * 32
 
 
@@ -56,8 +68,6 @@ def _full_width(text: str) -> str:
 
 
 def _gate_cases() -> Iterator[Case]:
-    from django.test import Client
-
     anonymous = Client(enforce_csrf_checks=True)
     anonymous.cookies["csrftoken"] = MADE_UP_CSRF
     bodies = [
@@ -89,12 +99,6 @@ def _gate_cases() -> Iterator[Case]:
 
 
 def _logged_in_cases(user, finished_pk: int, key: str) -> Iterator[Case]:
-    from django.core.files.uploadedfile import SimpleUploadedFile
-    from django.test import Client
-
-    from agent.investigations import services
-    from agent.models import Batch, Investigation
-
     client = Client()
     client.force_login(user)
     yield Case("request gate", "GET /investigations/<40 digits>/", "400",
@@ -138,10 +142,6 @@ def _logged_in_cases(user, finished_pk: int, key: str) -> Iterator[Case]:
 
 
 def _throttle_cases() -> Iterator[Case]:
-    from django.conf import settings
-    from django.contrib.auth import get_user_model
-    from django.test import Client
-
     client = Client()
     tries = settings.TRACE_LOGIN_MAX_FAILURES
     for plain, spelled, password in (
@@ -161,8 +161,6 @@ def _throttle_cases() -> Iterator[Case]:
 
 
 def _cookie_cases(user_name: str, password: str) -> Iterator[Case]:
-    from django.test import Client, override_settings
-
     with override_settings(SECURE_PROXY_SSL_HEADER=("HTTP_X_FORWARDED_PROTO", "https"),
                            SESSION_COOKIE_SECURE=False):
         client = Client(HTTP_X_FORWARDED_PROTO="https")
@@ -175,11 +173,6 @@ def _cookie_cases(user_name: str, password: str) -> Iterator[Case]:
 
 def application_cases() -> list[Case]:
     """Run the application's cases (a database must be set up: the command makes a test one)."""
-    from django.contrib.auth import get_user_model
-
-    from agent.investigations import services
-    from agent.models import Investigation, Verdict
-
     user = get_user_model().objects.create_user(f"alice-{uuid.uuid4().hex[:6]}",
                                                 password="Right-password-1")
     investigation = services.investigation_create(owner=user, question="Qui parle du budget ?",
@@ -197,8 +190,6 @@ def application_cases() -> list[Case]:
 
 def import_cases() -> list[Case]:
     """Hostile folders given to the importer; each must be refused, nothing written."""
-    from archive.importers import scan_file
-
     cases = []
     with tempfile.TemporaryDirectory() as work:
         root = Path(work)
@@ -250,10 +241,8 @@ def _mets(other_href: str) -> str:
 
 def alto_memory_case() -> Case:
     """A valid ALTO page near TRACE_ALTO_MAX_FILE_BYTES, read in a child process."""
-    from archive.alto_memory import measure
-
     with tempfile.TemporaryDirectory() as work:
-        measured = measure(Path(work) / "large.xml", 19_500_000)
+        measured = alto_memory.measure(Path(work) / "large.xml", 19_500_000)
     growth = measured["peak_mb_after"] - measured["peak_mb_before"]
     return Case("imports", f"a valid ALTO page of {measured['bytes'] / 1e6:.1f} MB "
                            f"({measured['characters']:,} characters of text)",
@@ -271,8 +260,6 @@ IIIF_HOSTS = ["http://127.0.0.1.nip.io/iiif", "http://localtest.me/iiif",
 
 
 def iiif_cases() -> list[Case]:
-    from archive.iiif import iiif_url_problem
-
     return [Case("IIIF", url, "refused:",
                  f"refused: {problem}" if (problem := iiif_url_problem(url)) else "accepted")
             for url in IIIF_HOSTS]
@@ -295,10 +282,6 @@ def _exchange(port: int, data: bytes) -> bytes:
 
 def server_cases(spawn: Callable[[int], subprocess.Popen]) -> list[Case]:
     """Requests on the wire to one web process of the embedded server (its own listener)."""
-    from django.conf import settings
-
-    from trace_site.web_server import bind_listener
-
     listener = bind_listener("127.0.0.1", 0)
     process = spawn(listener.fileno())
     port = listener.getsockname()[1]

@@ -13,7 +13,7 @@ from whoosh.analysis import (
     StemFilter,
     StopFilter,
 )
-from whoosh.lang import has_stemmer, has_stopwords
+from whoosh.lang import has_stemmer, has_stopwords, languages
 from whoosh.support.charset import accent_map
 
 LOWER_LETTERS = "a-zß-öø-ÿœæ"
@@ -73,7 +73,5 @@ def analyze(text: str, language: str = "fr", options: AnalyzerOptions = DEFAULT_
 
 def field_language(language: str) -> str:
     """Return the analyzer language for a sub-corpus language code ("fr-FR" -> "fr")."""
-    from whoosh.lang import languages
-
     code = (language or "").lower().split("-")[0].split("_")[0]
     return code if code in languages else "xx"

@@ -1,9 +1,14 @@
 """Worker start: bring the indexes up to date in the background (never at import)."""
 
 import logging
+import os
 import threading
 
 from celery.signals import worker_ready
+from django.conf import settings
+from django.db import connection
+
+from retrieval.maintenance import indexes_start_up
 
 logger = logging.getLogger(__name__)
 
@@ -16,13 +21,6 @@ def _bring_indexes_up_to_date(**_kwargs) -> None:
 
 
 def _start_up() -> None:
-    import os
-
-    from django.conf import settings
-    from django.db import connection
-
-    from retrieval.maintenance import indexes_start_up
-
     directory = settings.TRACE_BM25_DIR
     if os.path.isdir(directory) and not os.access(directory, os.W_OK):
         # A read-only mount: another process (compose's indexer) is the index's one writer.

@@ -150,11 +150,11 @@ LEJEUNE_QUESTION = (
 def finished(users, tiny_archive):
     """An investigation of alice's on the tiny archive, run to the end with the offline policy."""
     from agent.engine.offline import OfflinePolicy
-    from agent.investigations import services
+    from agent.investigations import execution, services
 
     investigation = services.investigation_create(owner=users["alice"], question=LEJEUNE_QUESTION,
                                                   enqueue=False)
-    services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
+    execution.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
                                    policy=OfflinePolicy())
     investigation.refresh_from_db()
     return investigation

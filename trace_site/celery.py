@@ -4,6 +4,9 @@ import os
 from pathlib import Path
 
 from celery import Celery
+from django.conf import settings
+
+from trace_site import embedded
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
 
@@ -19,9 +22,5 @@ def _start_embedded_redis(sender, source, **kwargs) -> None:
     Celery reads its configuration before any broker or result-backend connection, so every
     process that sends tasks, reads results or runs a worker gets the server started here.
     """
-    from django.conf import settings
-
-    from trace_site import embedded
-
     if settings.TRACE_EMBEDDED_REDIS and not source.task_always_eager:
         embedded.ensure_redis(Path(settings.TRACE_DATA_DIR))

@@ -14,12 +14,12 @@ import threading
 import time
 from collections.abc import Callable
 
-import redis
 from django.conf import settings
 from django.db import connection, connections
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 
+from agent.investigations.judges import judge_in_use
+from retrieval.bm25 import indexer
+from trace_site.redis_client import redis_client
 from trace_site.worker_heartbeat import WorkerBeat, expiry_seconds, heartbeat_pattern
 
 # States of a check that leave the instance healthy; any other first word is a failure.
@@ -44,18 +44,6 @@ def check_vector() -> str:
     if abs(distance - 1.0) > 1e-6:
         raise RuntimeError(f"cosine distance check returned {distance}")
     return f"ok (pgvector {row[0]})"
-
-
-def redis_client(timeout: float = 1.0) -> redis.Redis:
-    """Return a client of the configured Redis with short timeouts; it starts nothing."""
-    url = settings.TRACE_REDIS_URL
-    # One try: the client's default retries with back-off would outlast the page's deadline.
-    if url.startswith("redis+socket://"):
-        path = url.removeprefix("redis+socket://").split("?", 1)[0]
-        return redis.Redis(unix_socket_path=path, socket_timeout=timeout,
-                           socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0))
-    return redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
-                                retry=Retry(NoBackoff(), 0))
 
 
 def check_redis() -> str:
@@ -91,15 +79,11 @@ def check_worker() -> str:
 
 def check_bm25() -> str:
     """Report the BM25 index (engine, chunks) and its outbox backlog; it builds nothing."""
-    from retrieval.bm25.indexer import state
-
-    return state()
+    return indexer.state()
 
 
 def check_judge() -> str:
     """Say which judge offline runs use; the rules, with the reason, when the model failed."""
-    from agent.investigations.judges import judge_in_use
-
     return f"ok: {judge_in_use().label}"
 
 

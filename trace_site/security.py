@@ -23,6 +23,8 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.cache import add_never_cache_headers, patch_cache_control
 
+from trace_site import embedded
+
 logger = logging.getLogger(__name__)
 
 # The views whose POST checks a password.
@@ -147,8 +149,6 @@ def _throttle_cache() -> BaseCache:
     """Return the throttle's cache, starting the embedded Redis the first time it is needed."""
     global _embedded_redis_checked
     if settings.TRACE_EMBEDDED_REDIS and not _embedded_redis_checked:
-        from trace_site import embedded
-
         embedded.ensure_redis(Path(settings.TRACE_DATA_DIR))
         _embedded_redis_checked = True
     return caches[settings.TRACE_LOGIN_THROTTLE_CACHE]

@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from celery.signals import worker_ready, worker_shutdown
+from celery.worker import state
 from django.conf import settings
+
+from trace_site.redis_client import redis_client
 
 logger = logging.getLogger(__name__)
 
@@ -78,15 +81,11 @@ class _Beater:
         self.stop = threading.Event()
 
     def beat(self) -> WorkerBeat:
-        from celery.worker import state
-
         return WorkerBeat(hostname=self.hostname, pid=os.getpid(),
                           concurrency=self.concurrency, active=len(state.active_requests),
                           at=time.time())
 
     def run(self) -> None:
-        from trace_site.health import redis_client
-
         every = settings.TRACE_WORKER_HEARTBEAT_SECONDS
         while True:
             try:
@@ -101,8 +100,6 @@ class _Beater:
                 return
 
     def clear(self) -> None:
-        from trace_site.health import redis_client
-
         try:
             redis_client().delete(*(heartbeat_key(q, self.hostname) for q in self.queues))
         except Exception:

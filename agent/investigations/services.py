@@ -1,11 +1,9 @@
-"""Writes that span investigation models: create, enqueue, run, cancel, resume, sweep, share,
-import."""
+"""Writes that span investigation models: create, enqueue, cancel, resume, sweep, share, import."""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import time
 import uuid
 from collections.abc import Callable
 from datetime import date, timedelta
@@ -18,18 +16,16 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agent.engine.config import EngineConfig
-from agent.engine.policy import Policy
 from agent.engine.policy_spec import PolicySpec
-from agent.engine.ports import Retriever
 from agent.investigations.durability import (
-    CONNECTION_ERRORS,
-    Heartbeat,
     queued_task_ids,
     stale_after,
     with_reconnect,
 )
+from agent.investigations.judge_learning import learning_of
+from agent.investigations.judges import LEARNT, judge_in_use
 from agent.investigations.question_limits import question_problem
-from agent.investigations.sink import DjangoEventSink
+from agent.investigations.tasks import run_investigation
 from agent.models import (
     Batch,
     Investigation,
@@ -54,6 +50,13 @@ logger = logging.getLogger(__name__)
 
 class InvestigationError(ValueError):
     """A request about an investigation that cannot be honoured."""
+
+
+def _judge_shift(owner, policy: PolicySpec) -> float | None:
+    """The adaptation of the learnt judge to its owner's decisions, fixed for the whole run."""
+    if policy.kind != PolicyChoice.OFFLINE or judge_in_use().kind != LEARNT:
+        return None
+    return learning_of(owner).shift
 
 
 def investigation_create(
@@ -153,8 +156,6 @@ def investigation_enqueue(*, investigation: Investigation) -> None:
 
 def _send_run(investigation_id: int) -> bool:
     """Put the run on the task queue; if the queue is unreachable, fail it (resumable)."""
-    from agent.investigations.tasks import run_investigation
-
     # The run knows its task's id, so the sweep can tell which runs have a task waiting.
     task_id = str(uuid.uuid4())
     with_reconnect(lambda: Investigation.objects.filter(pk=investigation_id).update(
@@ -175,140 +176,6 @@ def _send_run(investigation_id: int) -> bool:
         pk=investigation_id, status=Investigation.Status.QUEUED,
     ).update(heartbeat_at=timezone.now()))
     return True
-
-
-def investigation_execute(*, investigation_id: int, retriever: Retriever | None = None,
-                          policy: Policy | None = None) -> Investigation:
-    """Run (or resume) the engine for one investigation, persisting every event as it happens."""
-    from agent.engine.investigation import run_investigation as engine_run
-
-    investigation = with_reconnect(lambda: _claim(investigation_id))
-    if investigation is None:
-        return Investigation.objects.get(pk=investigation_id)
-
-    try:
-        # Beat from the claim on: opening the archive's indexes may take a while.
-        with Heartbeat(investigation_id, investigation.attempts):
-            sink = DjangoEventSink(investigation)
-            if retriever is None:
-                from agent.investigations.retriever import ArchiveRetriever
-
-                retriever = ArchiveRetriever()
-            policy = policy or build_policy(investigation)
-            result = engine_run(
-                investigation.question,
-                policy=policy,
-                retriever=retriever,
-                sink=sink,
-                config=engine_config(investigation.engine_settings),
-                sub_corpus=investigation.sub_corpus or None,
-                date_from=investigation.date_from.isoformat() if investigation.date_from else None,
-                date_to=investigation.date_to.isoformat() if investigation.date_to else None,
-            )
-    except CONNECTION_ERRORS as exc:
-        # The database went away under the run: nothing is wrong with the run itself.
-        logger.warning("investigation %s interrupted: %s", investigation_id, exc)
-        message = f"Interrupted: the database connection was lost ({type(exc).__name__})."
-        with_reconnect(lambda: _owned(investigation).transition_to(
-            Investigation.Status.INTERRUPTED, error=message,
-        ))
-        raise
-    except Exception as exc:
-        logger.exception("investigation %s failed", investigation_id)
-        from agent.investigations.chat import failure_message, paid_usage
-
-        message = failure_message(exc)
-        # Paid model calls stay billed when the run fails: count them from the stored calls.
-        with_reconnect(lambda: _owned(investigation).transition_to(
-            Investigation.Status.FAILED, error=message,
-            finished_at=timezone.now(), **paid_usage(investigation_id).as_fields(),
-        ))
-        raise
-    counters = result.counters
-    cost = investigation.policy_spec.cost(counters.usage)
-    status = (Investigation.Status.CANCELLED if result.status == "cancelled"
-              else Investigation.Status.FINISHED)
-    with_reconnect(lambda: _owned(investigation).transition_to(
-        status, finished_at=timezone.now(), ranked_keys=list(result.ranked_document_keys),
-        llm_calls=counters.llm_calls, **counters.usage.as_fields(),
-        model_seconds=counters.model_seconds, engine_seconds=counters.engine_seconds,
-        cost=cost, cancel_requested=False,
-    ))
-    investigation.refresh_from_db()
-    return investigation
-
-
-def _judge_shift(owner, policy: PolicySpec) -> float | None:
-    """The adaptation of the learnt judge to its owner's decisions, fixed for the whole run."""
-    from agent.investigations.judge_learning import learning_of
-    from agent.investigations.judges import LEARNT, judge_in_use
-
-    if policy.kind != PolicyChoice.OFFLINE or judge_in_use().kind != LEARNT:
-        return None
-    return learning_of(owner).shift
-
-
-def build_policy(investigation: Investigation) -> Policy:
-    """Return the policy that runs this investigation (replaying model replies already paid)."""
-    require_usable_policy(investigation.policy)
-    if investigation.policy == PolicyChoice.LLM:
-        from agent.engine.llm_policy import LLMPolicy
-        from agent.investigations.chat import configured_chat_model, resumable_chat_model
-        from agent.investigations.judges import model_screen
-
-        return LLMPolicy(resumable_chat_model(configured_chat_model(investigation.models_used),
-                                              investigation), screen=model_screen())
-    from agent.investigations.judges import offline_policy
-
-    return offline_policy(shift=investigation.judge_shift)
-
-
-def _owned(investigation: Investigation):
-    """Select the row only while this attempt still owns it (a stale run may be taken over)."""
-    return Investigation.objects.filter(
-        pk=investigation.pk, attempts=investigation.attempts,
-        status=Investigation.Status.RUNNING,
-    )
-
-
-def _claim(investigation_id: int) -> Investigation | None:
-    """Take the run for this process, or return None if it is done or alive elsewhere."""
-    with transaction.atomic():
-        investigation = Investigation.objects.select_for_update().get(pk=investigation_id)
-        if investigation.status in (Investigation.Status.FINISHED, Investigation.Status.CANCELLED):
-            return None
-        if investigation.status == Investigation.Status.RUNNING and _heartbeat_fresh(investigation):
-            seen = investigation.heartbeat_at
-        else:
-            return _take(investigation)
-    # A fresh heartbeat may belong to a process that just died (a killed pool process whose
-    # task came back at once): watch it for two beats before believing it.
-    deadline = time.monotonic() + 2.5 * settings.TRACE_HEARTBEAT_SECONDS
-    while time.monotonic() < deadline:
-        time.sleep(min(0.5, settings.TRACE_HEARTBEAT_SECONDS / 4))
-        if Investigation.objects.filter(pk=investigation_id).exclude(heartbeat_at=seen).exists():
-            logger.warning("investigation %s is already running elsewhere", investigation_id)
-            return None
-    with transaction.atomic():
-        investigation = Investigation.objects.select_for_update().get(pk=investigation_id)
-        status, beat = investigation.status, investigation.heartbeat_at
-        if status != Investigation.Status.RUNNING or beat != seen:
-            return None  # someone else acted on it meanwhile
-        logger.warning("investigation %s: taking over a run whose process died", investigation_id)
-        return _take(investigation)
-
-
-def _take(investigation: Investigation) -> Investigation:
-    investigation.transition_to(
-        Investigation.Status.RUNNING, attempts=investigation.attempts + 1, error="",
-        started_at=investigation.started_at or timezone.now(), heartbeat_at=timezone.now(),
-    )
-    return investigation
-
-
-def _heartbeat_fresh(investigation: Investigation) -> bool:
-    beat = investigation.heartbeat_at
-    return beat is not None and timezone.now() - beat < stale_after()
 
 
 def investigation_is_stale(investigation: Investigation) -> bool:

@@ -28,6 +28,8 @@ from django.conf import settings
 
 from archive.embeddings.base import EmbeddingProvider, fit_dimensions, spread_glued, word_windows
 from archive.embeddings.cache import embed_passages_cached
+from archive.embeddings.hashing import HashProvider
+from archive.embeddings.local import E5Provider, UseProvider
 
 __all__ = [
     "EmbeddingProvider",
@@ -58,17 +60,13 @@ def get_provider(name: str | None = None) -> EmbeddingProvider:
 
 def _build(name: str) -> EmbeddingProvider:
     if name == "hash":
-        from archive.embeddings.hashing import HashProvider
-
         return HashProvider()
     if name == "use":
-        from archive.embeddings.local import UseProvider
-
         return UseProvider()
     if name == "e5":
-        from archive.embeddings.local import E5Provider
-
         return E5Provider()
+    # deferred: importing the openai client takes 0.4-0.9 s (python -X importtime after
+    # django.setup()), paid only by a process that embeds through an endpoint
     from archive.embeddings.remote import OpenAIProvider
 
     if not settings.TRACE_EMBEDDING_BASE_URL or not settings.TRACE_EMBEDDING_MODEL:

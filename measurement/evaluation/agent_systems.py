@@ -15,8 +15,8 @@ from agent.engine.investigation import run_investigation
 from agent.engine.oracle import OracleJudge, OraclePolicy
 from agent.engine.prompting import Prompt
 from agent.engine.sinks import ListSink
-from agent.policies import configured_policy
 from agent.investigations.retriever import ArchiveRetriever
+from agent.policies import configured_policy
 from archive.models import Chunk
 from measurement.evaluation.records import AgentFigures, EvalQuestion, FalseClaim
 from measurement.evaluation.systems import (
@@ -122,8 +122,8 @@ def _cross_validated_policy():
     """The learnt judge of the fold each question was held out of (see `train_judge`); a
     question the shipped model never learnt from is held out of it, and judged by it."""
     from agent.engine.offline import OfflinePolicy
-    from measurement.judge_training import fold_models, question_digest
     from agent.investigations.judges import judge_in_use
+    from measurement.judge_training import fold_models, question_digest
 
     models = fold_models(settings.TRACE_DATA_DIR / "judge-training")
     shipped = judge_in_use().model
@@ -160,8 +160,8 @@ def oracle_system_name(error_rate: float) -> str:
 
 
 def _llm_policy(question: EvalQuestion):
-    from agent.investigations.chat import configured_chat_model
     from agent.engine.llm_policy import LLMPolicy
+    from agent.investigations.chat import configured_chat_model
 
     if not settings.TRACE_LLM_BASE_URL:
         raise RuntimeError("the `trace` system needs TRACE_LLM_BASE_URL (an OpenAI-compatible "

@@ -6,8 +6,8 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
-from common.usage import TokenUsage
 from common.ranking_metrics import all_gold_in_top, multi_gold_mrr, recall_at_k
+from common.usage import TokenUsage
 from measurement.evaluation.records import AgentMetrics, GroupRecall, Metrics, ResultRow
 
 MISS_CAUSES = ("never_retrieved", "rejected", "held_never_promoted", "ranked_below_k")

@@ -242,3 +242,13 @@ class SystemResult:
             "per_question": [row.to_json(self.keep_ranked) for row in self.questions],
             **self.context.to_json(),
         }
+
+
+@dataclass
+class SystemRun:
+    """What a system returns for one question: ranked document keys, time, and what it saw."""
+
+    ranked_keys: list[str]
+    seconds: float
+    channel_rankings: dict[str, list[str]] = field(default_factory=dict)  # fused systems
+    agent: AgentFigures | None = None  # engine systems

@@ -12,7 +12,7 @@ import numpy as np
 from archive.models import Chunk
 from common.document_keys import document_key
 from common.text import lower_without_accents
-from measurement.evaluation.records import EvalQuestion
+from measurement.evaluation.records import EvalQuestion, SystemRun
 
 
 class Bm25sReference:
@@ -20,7 +20,7 @@ class Bm25sReference:
 
     def __init__(self, config):
         try:
-            import bm25s
+            import bm25s  # deferred: optional, installed from requirements-dev.lock only
         except ImportError as exc:
             raise RuntimeError(
                 "the bm25s-reference system needs bm25s: install requirements-dev.lock"
@@ -43,8 +43,6 @@ class Bm25sReference:
         self._n = len(data)
 
     def __call__(self, question: EvalQuestion):
-        from measurement.evaluation.systems import SystemRun
-
         start = time.perf_counter()
         folded = [lower_without_accents(question.question)]
         tokens = self._bm25s.tokenize(folded, stopwords="fr", show_progress=False)

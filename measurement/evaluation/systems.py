@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from common.french_dates import extract_date_window
 from common.search import DateWindow, SearchRequest
 from measurement.evaluation.fusions import per_subcorpus_hybrid
-from measurement.evaluation.records import AgentFigures, EvalQuestion
+from measurement.evaluation.records import EvalQuestion, SystemRun
+from measurement.evaluation.reference import Bm25sReference
 from retrieval import channels
 from retrieval.analysis import AnalyzerOptions
 from retrieval.bm25.indexer import prepare_index
@@ -17,16 +18,6 @@ from retrieval.channels.base import Channel
 from retrieval.channels.bm25 import Bm25Channel
 from retrieval.fusion import rrf
 from retrieval.warm_start import DEFAULT_WEIGHTS, warm_start_rankings
-
-
-@dataclass
-class SystemRun:
-    """What a system returns for one question: ranked document keys, time, and what it saw."""
-
-    ranked_keys: list[str]
-    seconds: float
-    channel_rankings: dict[str, list[str]] = field(default_factory=dict)  # fused systems
-    agent: AgentFigures | None = None  # engine systems
 
 
 @dataclass(frozen=True)
@@ -181,8 +172,6 @@ register_system("bm25-per-subcorpus+global", _per_subcorpus(("bm25",), include_g
 
 
 def _reference(config: EvalConfig) -> System:
-    from measurement.evaluation.reference import Bm25sReference
-
     return Bm25sReference(config)
 
 

@@ -75,14 +75,14 @@ def _prepare(corpus: Path) -> None:
 
 
 def _run_investigations(user, questions: list[dict]) -> list[int]:
-    from agent.investigations import services
+    from agent.investigations import execution, services
 
     ids = []
     for row in questions:
         investigation = services.investigation_create(
             owner=user, question=row["question"], qid=row.get("qid", ""), enqueue=False)
         started = time.monotonic()
-        services.investigation_execute(investigation_id=investigation.pk)
+        execution.investigation_execute(investigation_id=investigation.pk)
         print(f"  ran #{investigation.pk} {row.get('qid', '')} in "
               f"{time.monotonic() - started:.1f} s", flush=True)
         ids.append(investigation.pk)

@@ -11,6 +11,7 @@ import numpy as np
 from django.db import connection, transaction
 
 from archive.bulk_writes import vector_literal
+from archive.embeddings import get_provider
 from common.document_keys import document_key_sql
 from common.search import Hit, SearchRequest
 from retrieval.channels.base import best_chunk_per_document
@@ -40,8 +41,6 @@ def get_embedder() -> QueryEmbedder:
     global _embedder
     with _embedder_lock:
         if _embedder is None:
-            from archive.embeddings import get_provider
-
             _embedder = get_provider()
         return _embedder
 

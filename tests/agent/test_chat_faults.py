@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from django.utils.html import escape
 
-from agent.investigations import services
-from agent.investigations.chat import PersistingChatModel, paid_usage, resumable_chat_model
 from agent.engine.openai_chat import ChatModelError, OpenAIChatModel
 from agent.engine.prompting import Prompt
+from agent.investigations import execution, services
+from agent.investigations.chat import PersistingChatModel, paid_usage, resumable_chat_model
 from agent.models import Investigation, LLMCall, PromptText
 from agent.review.prompt_audit import model_call_for_verdict
 from common.usage import TokenUsage
@@ -161,7 +161,7 @@ def test_a_failed_run_keeps_the_tokens_and_cost_of_its_paid_calls(
     assert run.policy == "llm"
     stub.state.faults = [None, None, None] + ["html"] * 200  # three good replies, then HTML
     with pytest.raises(ChatModelError):
-        services.investigation_execute(investigation_id=run.pk, retriever=tiny_archive)
+        execution.investigation_execute(investigation_id=run.pk, retriever=tiny_archive)
     run.refresh_from_db()
     calls = list(run.llm_call_records.all())
     paid = [c for c in calls if c.succeeded]
@@ -192,7 +192,7 @@ def test_an_llm_run_is_refused_cleanly_on_an_instance_without_an_endpoint(
     Investigation.objects.filter(pk=run.pk).update(status=Investigation.Status.QUEUED)
     requests_before = len(stub.state.requests)
     with pytest.raises(Exception, match="TRACE_LLM_BASE_URL"):
-        services.investigation_execute(investigation_id=run.pk, retriever=tiny_archive)
+        execution.investigation_execute(investigation_id=run.pk, retriever=tiny_archive)
     run.refresh_from_db()
     assert run.status == Investigation.Status.FAILED
     assert "needs a model endpoint (TRACE_LLM_BASE_URL)" in run.error
@@ -207,7 +207,7 @@ def test_the_evidence_path_shows_the_exact_prompts_on_demand(
     settings.TRACE_LLM_PLANNER_MODEL = settings.TRACE_LLM_AGENT_MODEL = "stub-model"
     settings.TRACE_LLM_RERANKER_MODEL = "stub-model"
     run = services.investigation_create(owner=users["alice"], question=QUESTION, enqueue=False)
-    services.investigation_execute(investigation_id=run.pk, retriever=tiny_archive)
+    execution.investigation_execute(investigation_id=run.pk, retriever=tiny_archive)
     run.refresh_from_db()
     assert run.status == Investigation.Status.FINISHED and run.ranked_keys
     verdict = run.verdicts.filter(source="agent", decision="accept").first()

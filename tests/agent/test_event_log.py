@@ -11,7 +11,7 @@ from django.template.loader import get_template
 
 from agent.engine.events import CATALOGUE, ModelCalled, SubQuestionFinished, VerdictGiven
 from agent.engine.llm_policy import LLMPolicy
-from agent.investigations import services
+from agent.investigations import execution, services
 from agent.models import Investigation, LLMCall, Step
 from tests.engine.conftest import (
     briefing,
@@ -45,7 +45,7 @@ def logged_run(users, tiny_archive):
     Investigation.objects.filter(pk=investigation.pk).update(
         engine_settings={**investigation.engine_settings, "held_pool_size": 1})
     chat = ScriptedChatModel(_every_kind_replies())
-    services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
+    execution.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
                                    policy=LLMPolicy(_resumable(chat, investigation)))
     investigation.refresh_from_db()
     return investigation

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from agent.engine.offline import OfflinePolicy
-from agent.investigations import services
+from agent.investigations import execution, services
 from agent.models import Verdict
 from archive.models import Chunk, Document, SubCorpus
 from common.search import Hit
@@ -35,7 +35,7 @@ def test_hits_carry_their_chunk_offset_in_the_document(db):
 def test_every_agent_verdict_row_stores_its_evidence_as_document_offsets(users, tiny_archive):
     investigation = services.investigation_create(owner=users["alice"], question=QUESTION,
                                                   enqueue=False)
-    services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
+    execution.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
                                    policy=OfflinePolicy())
     rows = list(Verdict.objects.filter(investigation=investigation))
     assert rows

@@ -6,7 +6,7 @@ import pytest
 
 from agent.engine.llm_policy import LLMPolicy
 from agent.engine.offline import OfflinePolicy
-from agent.investigations import services
+from agent.investigations import execution, services
 from agent.models import Investigation, LLMCall, Step, Verdict
 from agent.review import services as review_services
 from agent.sources import reviewed_sources
@@ -23,7 +23,7 @@ def _create(owner, question=QUESTION, **kwargs) -> Investigation:
 
 def test_a_run_persists_contiguous_steps_and_projects_verdicts(users, tiny_archive):
     investigation = _create(users["alice"])
-    services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
+    execution.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
                                    policy=OfflinePolicy())
     investigation.refresh_from_db()
     assert investigation.status == Investigation.Status.FINISHED
@@ -47,7 +47,7 @@ def test_a_resumed_run_replays_paid_calls_and_skips_persisted_steps(users, tiny_
     # The uninterrupted reference run.
     reference = _create(users["alice"])
     reference_model = ScriptedChatModel([plausible_reply] * 200)
-    services.investigation_execute(
+    execution.investigation_execute(
         investigation_id=reference.pk, retriever=tiny_archive,
         policy=LLMPolicy(_resumable(reference_model, reference)))
     reference_kinds = list(reference.steps.values_list("kind", "payload"))
@@ -63,7 +63,7 @@ def test_a_resumed_run_replays_paid_calls_and_skips_persisted_steps(users, tiny_
         return plausible_reply(prompt)
 
     with pytest.raises(Killed):
-        services.investigation_execute(
+        execution.investigation_execute(
             investigation_id=investigation.pk, retriever=tiny_archive,
             policy=LLMPolicy(_resumable(ScriptedChatModel([dying] * 200), investigation)))
     assert LLMCall.objects.filter(investigation=investigation).count() == 4
@@ -72,7 +72,7 @@ def test_a_resumed_run_replays_paid_calls_and_skips_persisted_steps(users, tiny_
     Investigation.objects.filter(pk=investigation.pk).update(
         status=Investigation.Status.INTERRUPTED)
     fresh = ScriptedChatModel([plausible_reply] * 200)
-    services.investigation_execute(
+    execution.investigation_execute(
         investigation_id=investigation.pk, retriever=tiny_archive,
         policy=LLMPolicy(_resumable(fresh, investigation)))
     investigation.refresh_from_db()
@@ -98,7 +98,7 @@ def _resumable(inner, investigation):
 
 def test_an_override_is_a_new_verdict_and_reorders_the_review(users, tiny_archive):
     investigation = _create(users["alice"])
-    services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
+    execution.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
                                    policy=OfflinePolicy())
     investigation.refresh_from_db()
     accepted = investigation.ranked_keys[0]
@@ -156,7 +156,7 @@ def test_runs_without_heartbeat_are_marked_interrupted(users):
 
 def test_steps_are_append_only_even_for_overrides(users, tiny_archive):
     investigation = _create(users["alice"])
-    services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
+    execution.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
                                    policy=OfflinePolicy())
     before = list(Step.objects.filter(investigation=investigation).values_list("seq", "payload"))
     key = investigation.verdicts.first().document_key

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from agent.engine.offline import OfflinePolicy
-from agent.investigations import services
+from agent.investigations import execution, services
 from agent.models import Investigation
 from agent.review import services as review_services
 
@@ -197,7 +197,7 @@ def test_a_batch_creates_one_investigation_per_question_and_reports_metrics(
     investigations = list(Investigation.objects.filter(owner=users["alice"]))
     assert len(investigations) == 2
     for investigation in investigations:
-        services.investigation_execute(investigation_id=investigation.pk,
+        execution.investigation_execute(investigation_id=investigation.pk,
                                        retriever=tiny_archive, policy=OfflinePolicy())
     page = client.get(batch_url).content.decode()
     assert "2</strong> of 2 finished" in page

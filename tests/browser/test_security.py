@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
 from agent.engine.offline import OfflinePolicy
-from agent.investigations import services
+from agent.investigations import execution, services
 from archive.models import CorpusRevision, Document
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -36,7 +36,7 @@ def finished(historian, tiny_archive):
     CorpusRevision.objects.update_or_create(pk=1, defaults={"revision": time.time_ns()})
     investigation = services.investigation_create(owner=historian, question=QUESTION,
                                                   enqueue=False)
-    services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
+    execution.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
                                    policy=OfflinePolicy())
     investigation.refresh_from_db()
     return investigation

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from common.usage import TokenUsage
 from common.ranking_metrics import all_gold_in_top, multi_gold_mrr, recall_at_k
+from common.usage import TokenUsage
 from measurement.evaluation.metrics import (
     acceptance,
     jaccard,

@@ -9,7 +9,7 @@ import pytest
 from django.test import override_settings
 
 from agent.engine.offline import OfflinePolicy
-from agent.investigations import services
+from agent.investigations import execution, services
 from agent.investigations.services import InvestigationError, RunChoices
 from agent.models import Batch, Investigation
 from agent.review import services as review_services
@@ -26,7 +26,7 @@ COURSES = "lintransigeant_1887_v1:18870301"
 
 
 def _run(investigation, tiny_archive):
-    services.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
+    execution.investigation_execute(investigation_id=investigation.pk, retriever=tiny_archive,
                                    policy=OfflinePolicy())
     investigation.refresh_from_db()
     return investigation

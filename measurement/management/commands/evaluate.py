@@ -16,11 +16,6 @@ from common.generated_docs import (
     shown_path,
     write_generated_block,
 )
-from retrieval.analysis import DEFAULT_OPTIONS
-from retrieval.bm25.indexer import prepare_index
-from retrieval.bm25.store import engine_name
-from retrieval.channels import bm25
-from retrieval.channels.substring import FUZZY_THRESHOLD
 from measurement.evaluation.metadata import embedding_models, git_revision
 from measurement.evaluation.pool import describe_pool, pool_phrase
 from measurement.evaluation.questions import (
@@ -33,6 +28,12 @@ from measurement.evaluation.records import RunContext
 from measurement.evaluation.report import summary_markdown, write_comparison, write_system
 from measurement.evaluation.runner import evaluate_system
 from measurement.evaluation.systems import EvalConfig, preview_prompts, system_names
+from retrieval.analysis import DEFAULT_OPTIONS
+from retrieval.bm25.indexer import prepare_index
+from retrieval.bm25.store import engine_name
+from retrieval.channels import bm25
+from retrieval.channels.substring import FUZZY_THRESHOLD
+from retrieval.selectors import genre_by_sub_corpus
 from retrieval.warm_start import CHANNEL_POOL, DEFAULT_WEIGHTS
 
 
@@ -128,8 +129,6 @@ class Command(BaseCommand):
                     raise CommandError(exc.args[0]) from exc
             return
         sub_corpus_of = {key: split_document_key(key)[0] for q in questions for key in q.gold_keys}
-        from retrieval.selectors import genre_by_sub_corpus
-
         genre_of = genre_by_sub_corpus()
         context = RunContext(
             git_revision=git_revision(),

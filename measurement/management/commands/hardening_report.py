@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+from django.test.utils import setup_test_environment, teardown_test_environment
 
 from measurement import hardening
 
@@ -19,9 +21,6 @@ class Command(BaseCommand):
         parser.add_argument("--markdown", metavar="FILE", default="docs/hardening.md")
 
     def handle(self, *args, **options):
-        from django.db import connection
-        from django.test.utils import setup_test_environment, teardown_test_environment
-
         command = "python manage.py hardening_report " + shlex.join(a for a in sys.argv[2:] if a)
         setup_test_environment()
         original = connection.settings_dict["NAME"]

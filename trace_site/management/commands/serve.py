@@ -18,8 +18,15 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
 
 from agent.investigations.durability import sweep_every
+from agent.investigations.services import investigations_sweep
+from archive.embeddings import get_provider
+from archive.embeddings.cache import cache_release
+from archive.embeddings.vector_file import vector_file_seed
+from archive.models import Document
+from retrieval.maintenance import indexes_start_up
 from trace_site import embedded
 from trace_site.demo_archive import DEMO_CORPUS_FILES, demo_vectors_path
 from trace_site.env import env_int, env_str
@@ -112,17 +119,10 @@ class Command(BaseCommand):
         ))
 
     def _bring_indexes_up_to_date(self) -> None:
-        from retrieval.maintenance import indexes_start_up
-
         for name, done in indexes_start_up().items():
             self.stdout.write(f"Index {name}: {done}")
 
     def _load_demo_corpus(self) -> None:
-        from archive.embeddings import get_provider
-        from archive.embeddings.cache import cache_release
-        from archive.embeddings.vector_file import vector_file_seed
-        from archive.models import Document
-
         if Document.objects.exists():
             return
         try:
@@ -241,10 +241,6 @@ class Command(BaseCommand):
 
 
 def _sweep() -> None:
-    from django.db import connection
-
-    from agent.investigations.services import investigations_sweep
-
     try:
         result = investigations_sweep()
         if result.interrupted or result.resumed or result.requeued:
