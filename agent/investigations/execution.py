@@ -1,5 +1,5 @@
 """A run in a worker: claim it, build its policy, run the engine with the persisting sink, record
-how it ended. The task (`tasks.run_investigation`) calls `investigation_execute`."""
+how it ended. The task (`tasks.execute_investigation`) calls `investigation_execute`."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from agent.investigations.durability import (
 from agent.investigations.judge_learning import learning_of
 from agent.investigations.judges import LEARNT, judge_in_use
 from agent.investigations.question_limits import question_problem
-from agent.investigations.tasks import run_investigation
+from agent.investigations.tasks import execute_investigation
 from agent.models import (
     Batch,
     Investigation,
@@ -161,8 +161,8 @@ def _send_run(investigation_id: int) -> bool:
     with_reconnect(lambda: Investigation.objects.filter(pk=investigation_id).update(
         task_id=task_id))
     try:
-        run_investigation.apply_async(args=[investigation_id], queue=settings.TRACE_CELERY_QUEUE,
-                                      task_id=task_id)
+        execute_investigation.apply_async(
+            args=[investigation_id], queue=settings.TRACE_CELERY_QUEUE, task_id=task_id)
     except Exception as exc:  # the broker's errors vary by transport
         logger.warning("investigation %s could not be queued: %s", investigation_id, exc)
         message = ("The run could not be queued because the task queue did not answer "

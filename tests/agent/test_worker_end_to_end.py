@@ -64,7 +64,7 @@ def test_several_investigations_run_concurrently_with_the_offline_policy(
 
 def test_a_run_whose_worker_is_killed_resumes_without_repeating_paid_calls(
         users, indexed_archive, stub_llm, celery_worker_process, settings):
-    from agent.investigations.tasks import run_investigation
+    from agent.investigations.tasks import execute_investigation
     from tests.conftest import start_worker, stop_worker
 
     # The web side and the worker share their configuration in every deployment.
@@ -75,7 +75,7 @@ def test_a_run_whose_worker_is_killed_resumes_without_repeating_paid_calls(
         owner=users["alice"], question=QUESTION, policy="llm", policy_label="LLM: stub-model")
     worker = start_worker(queue, llm_url=stub_llm.url, name="doomed")
     try:
-        run_investigation.apply_async(args=[investigation.pk], queue=queue)
+        execute_investigation.apply_async(args=[investigation.pk], queue=queue)
         deadline = time.monotonic() + 60
         while LLMCall.objects.filter(investigation=investigation).count() < 3:
             assert time.monotonic() < deadline, "the run never got going"
