@@ -9,7 +9,7 @@ from pathlib import Path
 import matplotlib
 
 from measurement.evaluation.pool import pool_phrase
-from measurement.evaluation.records import Metrics, ResultRow, SystemResult
+from measurement.evaluation.records import Metrics, ResultRow, RunContext, SystemResult
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -26,6 +26,11 @@ def _fmt(value) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
+
+
+def _pool_text(context: RunContext) -> str:
+    """Say which pool a result ran on (a result without its pool's description has its label)."""
+    return pool_phrase(context.pool) if context.pool else str(context.settings.get("pool"))
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence]) -> str:
@@ -57,7 +62,7 @@ def system_markdown(result: SystemResult) -> str:
     overall = result.overall
     context = result.context
     parts = [f"# Evaluation: {result.system}", "",
-             f"{result.n_questions} questions; pool: {pool_phrase(context.pool)}; "
+             f"{result.n_questions} questions; pool: {_pool_text(context)}; "
              f"corpus revision {context.corpus_revision}; embedding model "
              f"{context.embedding_model}; code revision {context.git_revision}.", ""]
     rows = [["overall", overall.n, *metric_values(overall, ks)]]
@@ -113,7 +118,7 @@ def summary_markdown(results: Sequence[SystemResult]) -> str:
              r.overall.latency_median_ms] for r in results]
     first = results[0].context
     intro = (f"{results[0].n_questions} questions of `{first.questions_file}`; "
-             f"pool: {pool_phrase(first.pool)}.")
+             f"pool: {_pool_text(first)}.")
     return intro + "\n\n" + _table(header, rows)
 
 
@@ -122,7 +127,7 @@ def comparison_markdown(results: Sequence[SystemResult]) -> str:
     ks = results[0].ks
     cols = metric_columns(ks)
     parts = ["# Comparison", "", f"{results[0].n_questions} questions; pool: "
-             f"{pool_phrase(results[0].context.pool)}.", "", "## Overall", "",
+             f"{_pool_text(results[0].context)}.", "", "## Overall", "",
              _table(["system", *cols, "latency median ms", "latency p95 ms"],
                     [[r.system, *metric_values(r.overall, ks),
                       r.overall.latency_median_ms, r.overall.latency_p95_ms]
