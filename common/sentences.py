@@ -10,8 +10,8 @@ ends a sentence too.
 
 Two rule sets, because they differ measurably: ``OCR_TEXT`` (chunk boundaries and quotes) and
 ``CAPITAL_AFTER`` (verdict evidence), where an end must also be followed by a capital, a digit,
-a dash or an opening quote. On the demo corpus's 388 chunks the two split 330 chunks differently,
-and the evidence figures of `docs/evidence-measurement.md` were measured with the second.
+a dash or an opening quote. They split most of the demo corpus's chunks differently, and the
+evidence figures of `docs/evidence-measurement.md` were measured with the second.
 """
 
 from __future__ import annotations
