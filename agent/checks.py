@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.checks import Error, Warning, register
 
 from agent.engine.question_parse import INSTALL_STEP, PIPELINE, parser_available
+from agent.investigations.judges import LEARNT, judge_in_use
 
 
 @register()
@@ -22,7 +23,6 @@ def french_parser_installed(app_configs: Any = None, **kwargs: Any) -> list[Erro
 @register()
 def learnt_judge_loads(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
     """Say at start-up when the learnt judge's model does not load (the rules judge instead)."""
-    from agent.investigations.judges import LEARNT, judge_in_use
 
     if settings.TRACE_JUDGE != LEARNT or judge_in_use().kind == LEARNT:
         return []

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from agent.engine.events import HeldChunkDropped
 from agent.models import DocumentNote, Investigation, SourceOrder, Verdict
-from archive.models import Document
+from archive.models import Chunk, Document
 from archive.selectors import documents_by_keys
 from common.sentences import sentence_spans
 
@@ -386,8 +386,6 @@ def _notes_newest_first(notes: list[DocumentNote]) -> list[DocumentNote]:
 
 
 def _evidence(investigation: Investigation, sources: list[FoldedSource]) -> dict[str, Quote]:
-    from archive.models import Chunk
-
     cited: dict[tuple[str, int | None], Verdict] = {}
     by_document: dict[str, Verdict] = {}
     agent_verdicts = (investigation.verdicts.exclude(source=Verdict.Origin.HUMAN)

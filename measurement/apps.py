@@ -8,6 +8,8 @@ class MeasurementConfig(AppConfig):
     verbose_name = "Measurement"
 
     def ready(self) -> None:
+        # deferred: Django's app loading (the systems import models, ready only once the
+        # registry is)
         from measurement.evaluation import agent_systems
 
         agent_systems.register()

@@ -23,8 +23,16 @@ import numpy as np
 
 from agent.engine.config import EngineConfig
 from agent.engine.investigation import run_investigation
+from agent.engine.judge_adaptation import log_odds_shift
 from agent.engine.judge_features import FEATURES, JudgedRow
-from agent.engine.judge_model import CARD_FILE, FORMAT, TREES_FILE, Thresholds
+from agent.engine.judge_model import (
+    CARD_FILE,
+    FORMAT,
+    TREES_FILE,
+    JudgeModel,
+    Thresholds,
+    load_trees,
+)
 from agent.engine.offline import OfflinePolicy
 from agent.engine.sinks import ListSink
 from agent.investigations.retriever import ArchiveRetriever
@@ -144,7 +152,9 @@ def feature_matrix(rows: list[Row]) -> np.ndarray:
 def train_booster(rows: list[Row]) -> Any:
     """Grow the trees on these rows."""
     os.environ.setdefault("OMP_NUM_THREADS", "2")
-    import lightgbm  # imported here: loaded by the commands that train, never by the web server
+    # deferred: importing lightgbm costs about 0.3 s (-X importtime), paid only by the commands
+    # that train, never by the web server
+    import lightgbm
 
     data = lightgbm.Dataset(feature_matrix(rows), label=np.array([int(r.gold) for r in rows]),
                             feature_name=list(FEATURES), free_raw_data=True)
@@ -242,7 +252,6 @@ def question_digest(qid: str) -> str:
 def fold_models(work: Path) -> dict[str, Any]:
     """Per question, the model trained without its fold (for a cross-validated evaluation);
     empty when `train_judge` has not run here."""
-    from agent.engine.judge_model import JudgeModel, load_trees
 
     assignment_path = work / "folds.json"
     if not assignment_path.exists():
@@ -277,7 +286,6 @@ def historian_simulation(rows: list[Row], oof: list[float], gold_of: dict[str, s
     The halves follow the folds (folds 0, 2, 4 correct; 1, 3 are measured), so no measured
     question shares a gold document with a corrected one.
     """
-    from agent.engine.judge_adaptation import log_odds_shift
 
     docs = DocScores.of(rows, oof)
     corrected = [qid for qid in docs.by_question if folds[qid] % 2 == 0]

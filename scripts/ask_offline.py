@@ -14,17 +14,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
 
+import django  # noqa: E402
+
+django.setup()
+
+from agent.engine.investigation import run_investigation  # noqa: E402
+from agent.engine.offline import OfflinePolicy  # noqa: E402
+from agent.engine.sinks import ListSink  # noqa: E402
+from agent.investigations.retriever import ArchiveRetriever  # noqa: E402
+
 
 def main() -> None:
     """Print the plan and the accepted sources of one offline investigation."""
-    import django
-
-    django.setup()
-    from agent.engine.investigation import run_investigation
-    from agent.engine.offline import OfflinePolicy
-    from agent.engine.sinks import ListSink
-    from agent.investigations.retriever import ArchiveRetriever
-
     if len(sys.argv) != 2 or not sys.argv[1].strip():
         raise SystemExit('usage: python scripts/ask_offline.py "question"')
     sink = ListSink()

@@ -12,13 +12,14 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from agent.engine.prompting import Prompt
 from agent.engine.types import ChatResult
 from common.usage import TokenUsage
+
+if TYPE_CHECKING:
+    import openai
 
 # How much of an unusable body a failure keeps, to say what came back.
 BODY_EXCERPT_CHARS = 300
@@ -154,6 +155,10 @@ class OpenAIChatModel:
             # The client library would fall back to its vendor's endpoint: never send there.
             raise ChatModelError("no model endpoint configured (empty base URL)", attempts=0,
                                  retryable=False)
+        # deferred: importing openai costs about 0.7 s (measured with -X importtime), paid only
+        # by a process that builds a client, not by every module that names ChatModelError
+        import openai
+
         # The client's own retries are off so that the loop below is the only retry policy.
         self.client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key or "none",
                                     timeout=self.timeout, max_retries=0)
@@ -168,6 +173,8 @@ class OpenAIChatModel:
 
     def attempt(self, prompt: Prompt, model: str) -> tuple[str, str, TokenUsage]:
         """Send the request once; return (text, model, usage) or raise UnusableReply."""
+        import openai  # deferred: about 0.7 s to import; loaded already by __post_init__
+
         started = time.perf_counter()
         try:
             raw = self.client.chat.completions.with_raw_response.create(

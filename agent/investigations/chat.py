@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Count, Max, Sum
 
-from agent.engine.openai_chat import ChatModelError
+from agent.engine.openai_chat import ChatModelError, OpenAIChatModel
 from agent.engine.ports import ChatModel
 from agent.engine.prompting import Prompt
 from agent.engine.replay import RecordedCall, ReplayChatModel
@@ -121,8 +121,6 @@ def configured_chat_model(models: dict[str, str] | None = None) -> ChatModel:
     `models` names the model per role a run was created with (a run again may choose another
     agent model); without it, the configured role models.
     """
-    from agent.engine.openai_chat import OpenAIChatModel
-
     base_url = (settings.TRACE_LLM_BASE_URL or "").strip()
     if not endpoint_configured() or not base_url:
         # Never fall back to a client library's default endpoint: archive text would leave

@@ -9,9 +9,12 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 
+from celery import current_app
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections, connection
 from django.utils import timezone
+
+from agent.models import Investigation
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +39,6 @@ def queued_task_ids(queue: str) -> set[str]:
     queue is read directly; of each message only the task id of Celery's message protocol
     (`headers["id"]`) is used, and each run stores the id of the task sent for it.
     """
-    from celery import current_app
 
     with current_app.connection_for_read() as conn:
         raw_messages = conn.default_channel.client.lrange(queue, 0, -1)
@@ -85,8 +87,6 @@ class Heartbeat:
         self._thread.join(timeout=self.every + 5)
 
     def _run(self) -> None:
-        from agent.models import Investigation
-
         try:
             while not self._stop.wait(self.every):
                 try:

@@ -11,14 +11,24 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from agent.engine.investigation import run_investigation as engine_run
+from agent.engine.llm_policy import LLMPolicy
 from agent.engine.policy import Policy
 from agent.engine.ports import Retriever
+from agent.investigations.chat import (
+    configured_chat_model,
+    failure_message,
+    paid_usage,
+    resumable_chat_model,
+)
 from agent.investigations.durability import (
     CONNECTION_ERRORS,
     Heartbeat,
     stale_after,
     with_reconnect,
 )
+from agent.investigations.judges import model_screen, offline_policy
+from agent.investigations.retriever import ArchiveRetriever
 from agent.investigations.sink import DjangoEventSink
 from agent.models import (
     Investigation,
@@ -39,7 +49,6 @@ logger = logging.getLogger(__name__)
 def investigation_execute(*, investigation_id: int, retriever: Retriever | None = None,
                           policy: Policy | None = None) -> Investigation:
     """Run (or resume) the engine for one investigation, persisting every event as it happens."""
-    from agent.engine.investigation import run_investigation as engine_run
 
     investigation = with_reconnect(lambda: _claim(investigation_id))
     if investigation is None:
@@ -50,8 +59,6 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
         with Heartbeat(investigation_id, investigation.attempts):
             sink = DjangoEventSink(investigation)
             if retriever is None:
-                from agent.investigations.retriever import ArchiveRetriever
-
                 retriever = ArchiveRetriever()
             policy = policy or build_policy(investigation)
             result = engine_run(
@@ -74,7 +81,6 @@ def investigation_execute(*, investigation_id: int, retriever: Retriever | None 
         raise
     except Exception as exc:
         logger.exception("investigation %s failed", investigation_id)
-        from agent.investigations.chat import failure_message, paid_usage
 
         message = failure_message(exc)
         # Paid model calls stay billed when the run fails: count them from the stored calls.
@@ -101,13 +107,8 @@ def build_policy(investigation: Investigation) -> Policy:
     """Return the policy that runs this investigation (replaying model replies already paid)."""
     require_usable_policy(investigation.policy)
     if investigation.policy == PolicyChoice.LLM:
-        from agent.engine.llm_policy import LLMPolicy
-        from agent.investigations.chat import configured_chat_model, resumable_chat_model
-        from agent.investigations.judges import model_screen
-
         return LLMPolicy(resumable_chat_model(configured_chat_model(investigation.models_used),
                                               investigation), screen=model_screen())
-    from agent.investigations.judges import offline_policy
 
     return offline_policy(shift=investigation.judge_shift)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hmac
 from datetime import date
 
-from django.db.models import Case, Count, Q, QuerySet, Value, When
+from django.db.models import Case, Count, Max, Min, Q, QuerySet, Value, When
 from django.http import Http404
 
 from agent.models import Batch, Investigation
@@ -68,7 +68,6 @@ def batches_for_user(user) -> QuerySet[Batch]:
 
 def archive_date_range() -> tuple[date | None, date | None]:
     """Return the first and last document dates in the archive (None when it is empty)."""
-    from django.db.models import Max, Min
 
     found = Document.objects.aggregate(first=Min("date"), last=Max("date"))
     return found["first"], found["last"]

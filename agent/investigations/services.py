@@ -7,7 +7,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from datetime import date, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -17,10 +17,18 @@ from django.utils import timezone
 
 from agent.engine.config import EngineConfig
 from agent.engine.policy_spec import PolicySpec
+from agent.investigations.chat import stored_prompt_text
 from agent.investigations.durability import (
     queued_task_ids,
     stale_after,
     with_reconnect,
+)
+from agent.investigations.investigation_file import (
+    NO_CHUNK,
+    ImportedRows,
+    InvestigationFileError,
+    read_investigation_file,
+    remapped_payload,
 )
 from agent.investigations.judge_learning import learning_of
 from agent.investigations.judges import LEARNT, judge_in_use
@@ -39,11 +47,8 @@ from agent.policies import (
     engine_config,
     require_usable_policy,
 )
-
-if TYPE_CHECKING:
-    from agent.investigations.investigation_file import ImportedRows
-
-
+from archive.models import Chunk
+from archive.selectors import documents_by_keys
 
 logger = logging.getLogger(__name__)
 
@@ -307,12 +312,6 @@ def investigation_import(*, owner, data: bytes) -> ImportResult:
     importer's own user name are theirs; rows by anyone else keep no author here. All or
     nothing: a faulty file raises `InvestigationFileError` and writes nothing.
     """
-    from agent.investigations.investigation_file import (
-        InvestigationFileError,
-        read_investigation_file,
-    )
-    from archive.models import Chunk
-    from archive.selectors import documents_by_keys
 
     rows = read_investigation_file(data)
     found = documents_by_keys(rows.documents)
@@ -360,8 +359,6 @@ def investigation_import(*, owner, data: bytes) -> ImportResult:
 def _imported(rows: ImportedRows, *, owner, chunk_map: dict[int, int],
               author: Callable[[str | None], Any]) -> Investigation:
     """Write the checked rows of an investigation file as a new investigation of `owner`'s."""
-    from agent.investigations.chat import stored_prompt_text
-    from agent.investigations.investigation_file import NO_CHUNK, remapped_payload
 
     def saved(objects: list, fields: list[str]) -> None:
         """Restore what auto_now_add overwrote on create: each row's own time."""

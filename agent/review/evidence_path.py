@@ -8,6 +8,7 @@ from django.http import Http404
 
 from agent.engine.events import SearchRan, WarmStartRan
 from agent.models import Investigation, Verdict
+from archive.models import Chunk
 
 SEARCH_KINDS = (SearchRan.kind, WarmStartRan.kind)
 
@@ -24,7 +25,6 @@ class EvidenceLink:
 
 def evidence_path(investigation: Investigation, document_key: str) -> list[EvidenceLink]:
     """Return every agent verdict on the document with the search that surfaced its chunk."""
-    from archive.models import Chunk
 
     verdicts = list(
         investigation.verdicts.filter(document_key=document_key)

@@ -13,6 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
+import rispy
+from bibtexparser import Library, write_string
+from bibtexparser.model import Entry, Field
 from django.conf import settings
 from django.utils import timezone
 
@@ -179,9 +182,6 @@ def _evidence_line(item: Citation) -> str:
 
 
 def to_bibtex(items: list[Citation], investigation: Investigation) -> str:
-    from bibtexparser import Library, write_string
-    from bibtexparser.model import Entry, Field
-
     library = Library()
     for item, key in zip(items, bibtex_keys([i.key for i in items]), strict=True):
         addendum = "; ".join(part for part in (
@@ -209,8 +209,6 @@ def to_bibtex(items: list[Citation], investigation: Investigation) -> str:
 
 
 def to_ris(items: list[Citation], investigation: Investigation) -> str:
-    import rispy
-
     entries = []
     for item in items:
         notes = [item.decision_line, f"Why ({item.rationale_by}): {item.rationale}"

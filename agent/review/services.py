@@ -7,6 +7,10 @@ from typing import TYPE_CHECKING
 from django.core.exceptions import ImproperlyConfigured
 
 from agent.engine.answer import AnswerMaterial, DraftedAnswer
+from agent.engine.answer_extractive import extractive_answer
+from agent.engine.answer_llm import AnswerReplyError, model_answer
+from agent.engine.openai_chat import ChatModelError
+from agent.investigations.chat import configured_chat_model
 from agent.investigations.question_limits import NOTE_MAX_CHARS
 from agent.investigations.services import InvestigationError
 from agent.models import (
@@ -21,6 +25,8 @@ from agent.policies import (
     PolicyChoice,
     require_usable_policy,
 )
+from agent.review.cited_answer import answer_material, drafted_from
+from agent.sources import reviewed_sources
 from archive.selectors import corrected_text, document_by_key
 from common.usage import TokenUsage
 from common.user_text import text_problem
@@ -110,8 +116,6 @@ def answer_draft(*, investigation: Investigation, user) -> AnswerDraft:
     (`answer_extractive`), the LLM policy asks the configured model (`answer_llm`). Refused while
     the run is still going and when no source is accepted; nothing is saved when refused.
     """
-    from agent.review.cited_answer import answer_material, drafted_from
-    from agent.sources import reviewed_sources
 
     investigation.refresh_from_db(fields=["status"])
     if investigation.is_active:
@@ -126,8 +130,6 @@ def answer_draft(*, investigation: Investigation, user) -> AnswerDraft:
     if investigation.policy == PolicyChoice.LLM:
         drafted = _model_answer(material, investigation.models_used)
     else:
-        from agent.engine.answer_extractive import extractive_answer
-
         drafted = extractive_answer(material)
     usage = TokenUsage.total(call.usage for call in drafted.model_calls)
     return AnswerDraft.objects.create(
@@ -141,9 +143,6 @@ def answer_draft(*, investigation: Investigation, user) -> AnswerDraft:
 
 def _model_answer(material: AnswerMaterial, models: dict[str, str]) -> DraftedAnswer:
     """Ask the configured model for the answer; an unusable reply or endpoint is a refusal."""
-    from agent.engine.answer_llm import AnswerReplyError, model_answer
-    from agent.engine.openai_chat import ChatModelError
-    from agent.investigations.chat import configured_chat_model
 
     try:
         require_usable_policy(PolicyChoice.LLM)

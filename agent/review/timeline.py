@@ -166,6 +166,8 @@ def _short(name: str, limit: int = 38) -> str:
 
 
 def _draw(points: list[TimelinePoint]) -> tuple[bytes, int, int, list[TimelineArea]]:
+    # deferred: importing matplotlib's Figure costs about 0.5 s (-X importtime), paid only when
+    # a timeline is drawn
     from matplotlib import dates as mdates
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

@@ -12,9 +12,14 @@ from agent.engine.claims import quoted_words, unsupported_claims
 from agent.engine.config import EngineConfig
 from agent.engine.events import Event, SearchRan, VerdictGiven, WarmStartRan
 from agent.engine.investigation import run_investigation
+from agent.engine.llm_policy import LLMPolicy
+from agent.engine.offline import OfflinePolicy
 from agent.engine.oracle import OracleJudge, OraclePolicy
+from agent.engine.prompt_preview import PromptPreviewPolicy
 from agent.engine.prompting import Prompt
 from agent.engine.sinks import ListSink
+from agent.investigations.chat import configured_chat_model
+from agent.investigations.judges import RULES, judge_in_use, model_screen, offline_policy
 from agent.investigations.retriever import ArchiveRetriever
 from agent.policies import configured_policy
 from archive.models import Chunk
@@ -25,6 +30,7 @@ from measurement.evaluation.systems import (
     register_prompt_preview,
     register_system,
 )
+from measurement.judge_training import fold_models, question_digest
 
 
 def agent_figures(events: list[Event], result) -> AgentFigures:
@@ -107,23 +113,16 @@ def _lazy_engine_system(make_factory):
 
 
 def _offline_policy(question: EvalQuestion):
-    from agent.investigations.judges import offline_policy
-
     return offline_policy()
 
 
 def _rules_policy(question: EvalQuestion):
-    from agent.investigations.judges import RULES, offline_policy
-
     return offline_policy(judge=RULES)
 
 
 def _cross_validated_policy():
     """The learnt judge of the fold each question was held out of (see `train_judge`); a
     question the shipped model never learnt from is held out of it, and judged by it."""
-    from agent.engine.offline import OfflinePolicy
-    from agent.investigations.judges import judge_in_use
-    from measurement.judge_training import fold_models, question_digest
 
     models = fold_models(settings.TRACE_DATA_DIR / "judge-training")
     shipped = judge_in_use().model
@@ -160,13 +159,9 @@ def oracle_system_name(error_rate: float) -> str:
 
 
 def _llm_policy(question: EvalQuestion):
-    from agent.engine.llm_policy import LLMPolicy
-    from agent.investigations.chat import configured_chat_model
-
     if not settings.TRACE_LLM_BASE_URL:
         raise RuntimeError("the `trace` system needs TRACE_LLM_BASE_URL (an OpenAI-compatible "
                            "endpoint); use `offline` to run the engine without a model")
-    from agent.investigations.judges import model_screen
 
     return LLMPolicy(configured_chat_model(), screen=model_screen())
 
@@ -174,7 +169,6 @@ def _llm_policy(question: EvalQuestion):
 def preview_trace_prompts(question: EvalQuestion, config: EvalConfig,
                           write: Callable[[str], None]) -> None:
     """Write every prompt the `trace` system would send for a question; no model is called."""
-    from agent.engine.prompt_preview import PromptPreviewPolicy
 
     count = 0
 

@@ -18,7 +18,11 @@ import re
 from dataclasses import dataclass, field
 
 from agent.engine.answer import AnswerSection
+from agent.investigations import services
 from agent.models import AnswerDraft, Investigation
+from agent.review import services as review_services
+from agent.review.cited_answer import latest_draft
+from archive.selectors import documents_by_keys
 from common.text import casefold_without_accents
 
 _QUOTED = re.compile(r"(?<!\w)[«“\"'‘]\s*([^«»“”\"'‘’]{3,80}?)\s*[»”\"'’](?!\w)")
@@ -161,10 +165,6 @@ def measure_batch(investigations: list[Investigation], references: dict[str, tup
     be (no accepted source) counts as an answer holding nothing; without `draft_missing` it is
     left out, as are runs not finished and questions without a reference answer.
     """
-    from agent.investigations import services
-    from agent.review import services as review_services
-    from agent.review.cited_answer import latest_draft
-    from archive.selectors import documents_by_keys
 
     report = AnswerReport()
     for investigation in investigations:

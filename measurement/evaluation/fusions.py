@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from archive.models import SubCorpus
 from common.search import Hit, SearchRequest
 from retrieval.fusion import rrf
 from retrieval.warm_start import CHANNEL_POOL, DEFAULT_CHANNELS, warm_start
@@ -47,8 +48,6 @@ def per_subcorpus_hybrid(
     start over all of them as one more pool.
     """
     if sub_corpora is None:
-        from archive.models import SubCorpus
-
         sub_corpora = list(SubCorpus.objects.values_list("slug", flat=True))
     pool = request.with_(limit=max(request.limit, CHANNEL_POOL))
     pools = {

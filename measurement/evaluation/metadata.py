@@ -6,6 +6,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from archive.models import Chunk
+
 
 def git_revision(root: Path | None = None) -> str:
     """Return the checked-out commit by reading .git directly (no git process)."""
@@ -34,7 +36,6 @@ def git_revision(root: Path | None = None) -> str:
 
 def embedding_models() -> str:
     """Return the embedding model name(s) stored on chunks."""
-    from archive.models import Chunk
 
     names = sorted(
         set(Chunk.objects.exclude(embedding_model="").values_list("embedding_model", flat=True))

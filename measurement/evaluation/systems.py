@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from archive.models import SubCorpus
 from common.french_dates import extract_date_window
 from common.search import DateWindow, SearchRequest
 from measurement.evaluation.fusions import per_subcorpus_hybrid
@@ -127,8 +128,6 @@ def _per_subcorpus(
     channel_names: tuple[str, ...], weights: dict | None = None, include_global: bool = False
 ) -> SystemFactory:
     def factory(config: EvalConfig) -> System:
-        from archive.models import SubCorpus
-
         slugs = list(config.sub_corpora or SubCorpus.objects.values_list("slug", flat=True))
 
         def run(question: EvalQuestion) -> SystemRun:

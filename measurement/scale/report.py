@@ -7,6 +7,9 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
 from measurement.scale.results import SizeResults
 
 CHANNELS = ("bm25", "dense", "substring", "temporal", "warm_start")
@@ -237,12 +240,9 @@ def render(sizes: list[SizeResults], *, command: str, plot_name: str) -> str:
 
 def plot(sizes: list[SizeResults], path: Path) -> None:
     """Draw p50 latency per channel and ingest time against size, log-log."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, (latency, ingest) = plt.subplots(1, 2, figsize=(11, 4.5))
+    figure = Figure(figsize=(11, 4.5))
+    FigureCanvasAgg(figure)
+    latency, ingest = figure.subplots(1, 2)
     for channel in CHANNELS:
         points = [(_chunks(r), _p50(r, channel)) for r in sizes if _p50(r, channel)]
         if points:
@@ -259,7 +259,6 @@ def plot(sizes: list[SizeResults], path: Path) -> None:
     ingest.legend()
     figure.tight_layout()
     figure.savefig(path, dpi=110)
-    plt.close(figure)
 
 
 def write_report(work_dir: Path, docs: Path, *, command: str) -> Path:

@@ -26,14 +26,29 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
 
+import django  # noqa: E402
+
+django.setup()
+
+import numpy as np  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from pgvector.django import CosineDistance  # noqa: E402
+
+from archive.chunking import chunk_text, sentence_spans  # noqa: E402
+from archive.embeddings import embed_passages_cached, get_provider  # noqa: E402
+from archive.embeddings.local import E5Provider, UseProvider  # noqa: E402
+from archive.models import Chunk, Document  # noqa: E402
+from archive.services import ingest_file  # noqa: E402
+from common.document_keys import document_key, split_document_key  # noqa: E402
+from common.ranking_metrics import multi_gold_mrr, recall_at_k  # noqa: E402
+from common.sql import like_pattern  # noqa: E402
+
 
 def log(message: str) -> None:
     print(f"[bench] {message}", flush=True)
 
 
 def chunk_stats(corpus: Path) -> dict:
-    from archive.chunking import chunk_text, sentence_spans
-
     rows = [json.loads(line) for line in corpus.open(encoding="utf-8") if line.strip()]
     out: dict = {"documents": len(rows), "by_sub_corpus": {}}
     for glued in (True, False):
@@ -65,9 +80,6 @@ def chunk_stats(corpus: Path) -> dict:
 
 
 def timed_ingest(corpus: Path, *, embed: bool, provider=None) -> dict:
-    from archive.models import Chunk, Document
-    from archive.services import ingest_file
-
     Document.objects.all().delete()
     started = time.perf_counter()
     report = ingest_file(path=corpus, embed=embed, provider=provider, progress=True)
@@ -83,11 +95,6 @@ def timed_ingest(corpus: Path, *, embed: bool, provider=None) -> dict:
 
 def query_latency(questions: list[dict], provider) -> dict:
     """Median latency of vector and trigram queries, as planned and with scans forbidden."""
-    from django.db import connection, transaction
-    from pgvector.django import CosineDistance
-
-    from archive.models import Chunk
-    from common.sql import like_pattern
 
     sample = questions[:60]
     vectors = provider.embed_queries([q["question"] for q in sample])
@@ -123,13 +130,6 @@ def query_latency(questions: list[dict], provider) -> dict:
 
 
 def dense_eval(provider, questions: list[dict], doc_filter: set[str] | None) -> dict:
-    import numpy as np
-
-    from archive.embeddings import embed_passages_cached
-    from archive.models import Chunk
-    from common.document_keys import document_key, split_document_key
-    from common.ranking_metrics import multi_gold_mrr, recall_at_k
-
     rows = list(
         Chunk.objects.select_related("document__sub_corpus")
         .order_by("pk").values_list("document__sub_corpus__slug", "document__external_id",
@@ -188,13 +188,6 @@ def main() -> None:
                         help="ingest with the hash provider and only time the index queries")
     args = parser.parse_args()
 
-    import django
-
-    django.setup()
-    from django.db import connection
-
-    from archive.embeddings.local import E5Provider, UseProvider
-
     results: dict = {}
     log("chunk statistics")
     results["chunks"] = chunk_stats(args.corpus)
@@ -204,8 +197,6 @@ def main() -> None:
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     try:
         if args.latency_only:
-            from archive.embeddings import get_provider
-
             questions = [json.loads(x) for x in args.questions.open(encoding="utf-8") if x]
             results["ingest_hash"] = timed_ingest(args.corpus, embed=True, provider="hash")
             log(str(results["ingest_hash"]))
@@ -220,7 +211,6 @@ def main() -> None:
         results["ingest_use"] = timed_ingest(args.corpus, embed=True, provider=use)
         log(str(results["ingest_use"]))
         log("re-ingest with embedding from the cache")
-        from archive.models import Document
 
         Document.objects.all().delete()
         results["ingest_use_cached"] = timed_ingest(args.corpus, embed=True, provider=use)

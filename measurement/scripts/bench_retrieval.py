@@ -20,6 +20,25 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
 
+import django  # noqa: E402
+
+django.setup()
+
+from archive.models import Chunk, Document  # noqa: E402
+from common.french_dates import extract_date_window  # noqa: E402
+from common.generated_docs import (  # noqa: E402
+    check_generated_block,
+    shown_path,
+    write_generated_block,
+)
+from common.search import DateWindow, SearchRequest  # noqa: E402
+from measurement.evaluation.fusions import per_subcorpus_hybrid  # noqa: E402
+from measurement.evaluation.metrics import median, percentile  # noqa: E402
+from measurement.evaluation.questions import load_questions  # noqa: E402
+from retrieval import channels as registry  # noqa: E402
+from retrieval.channels import dense  # noqa: E402
+from retrieval.warm_start import warm_start  # noqa: E402
+
 DEFAULT_QUESTIONS = ROOT / "demo" / "historiqa" / "questions_dev.jsonl"
 
 
@@ -32,23 +51,8 @@ def main() -> None:
                         help="write the table into this document's generated block (repeatable)")
     parser.add_argument("--doc-block", default="channel-latency")
     args = parser.parse_args()
-    from common.generated_docs import check_generated_block, shown_path, write_generated_block
-
     for doc in args.write_doc:  # before the run, not after it
         check_generated_block(doc, args.doc_block)
-
-    import django
-
-    django.setup()
-    from archive.models import Chunk, Document
-    from common.french_dates import extract_date_window
-    from common.search import DateWindow, SearchRequest
-    from measurement.evaluation.fusions import per_subcorpus_hybrid
-    from measurement.evaluation.metrics import median, percentile
-    from measurement.evaluation.questions import load_questions
-    from retrieval import channels as registry
-    from retrieval.channels import dense
-    from retrieval.warm_start import warm_start
 
     questions = load_questions(args.questions)[: args.limit]
 

@@ -39,9 +39,15 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import django
 import psutil
+from django.db.models import Count
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from trace_site import embedded  # noqa: E402
+
 QUESTIONS = ROOT / "demo" / "historiqa" / "questions_dev.jsonl"
 GROUPS = ("web", "worker", "postgres", "redis")
 
@@ -128,9 +134,6 @@ class Processes:
     serve_pid: int | None = None
 
     def groups(self) -> dict[str, list[psutil.Process]]:
-        sys.path.insert(0, str(ROOT))
-        from trace_site import embedded
-
         found: dict[str, list[psutil.Process]] = {g: [] for g in GROUPS}
         for group, pid in (("postgres", embedded.postgres_pid(self.data_dir)),
                            ("redis", embedded.redis_pid(self.data_dir))):
@@ -247,8 +250,8 @@ def in_threads(target, args_list: list[tuple]) -> list:
 
 def statuses(data_dir: Path, ids: list[int]) -> dict[str, int]:
     """Count the investigations by status, read from the database."""
-    from django.db.models import Count
-
+    # deferred: the models load once setup_django has set Django up on the data directory the
+    # command line names (TRACE_DATA_DIR), so not at the top of this script
     from agent.models import Investigation
 
     rows = (Investigation.objects.filter(pk__in=ids).values("status")
@@ -257,7 +260,7 @@ def statuses(data_dir: Path, ids: list[int]) -> dict[str, int]:
 
 
 def investigation_count() -> int:
-    from agent.models import Investigation
+    from agent.models import Investigation  # deferred: after setup_django (see statuses)
 
     return Investigation.objects.count()
 
@@ -335,9 +338,6 @@ def stop_serve(proc: subprocess.Popen) -> None:
 def setup_django(data_dir: Path) -> None:
     os.environ["TRACE_DATA_DIR"] = str(data_dir)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
-    sys.path.insert(0, str(ROOT))
-    import django
-
     django.setup()
 
 

@@ -38,6 +38,23 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
 
+import django  # noqa: E402
+
+django.setup()
+
+from tqdm import tqdm  # noqa: E402
+
+from agent.engine import EngineConfig, LLMPolicy, OfflinePolicy, run_investigation  # noqa: E402
+from agent.engine.events import VerdictGiven  # noqa: E402
+from agent.engine.evidence import sentences  # noqa: E402
+from agent.engine.instant_model import plausible_reply  # noqa: E402
+from agent.engine.sinks import ListSink  # noqa: E402
+from agent.engine.text import content_terms, extract_entities, surnames  # noqa: E402
+from agent.engine.types import ChatResult  # noqa: E402
+from agent.investigations.retriever import ArchiveRetriever  # noqa: E402
+from archive.models import Chunk  # noqa: E402
+from common.text import casefold_without_accents  # noqa: E402
+
 DEFAULT_QUESTIONS = ROOT / "demo" / "historiqa" / "questions_dev.jsonl"
 FIRST_CHARS = 400
 _QUOTED = re.compile(
@@ -48,15 +65,11 @@ _GENERIC = {"la presse", "le journal", "la chambre", "le gaulois", "l'intransige
 
 
 def _normalised(text: str) -> str:
-    from common.text import casefold_without_accents
-
     return "".join(ch for ch in casefold_without_accents(text) if ch.isalnum())
 
 
 def key_entities(answer: str, sub_corpus_names: list[str]) -> list[str]:
     """Return the answer's key entities, as the strings to look for."""
-    from agent.engine.text import extract_entities, surnames
-    from common.text import casefold_without_accents
 
     names = {casefold_without_accents(name) for name in sub_corpus_names} | _GENERIC
     keys: list[str] = [m.group(1).strip() for m in _QUOTED.finditer(answer)]
@@ -84,12 +97,6 @@ class QuotingChatModel:
         self.quotes = 0
 
     def complete(self, prompt):  # noqa: ANN001, ANN201 - the ChatModel port
-        from agent.engine.evidence import sentences
-        from agent.engine.text import content_terms
-        from agent.engine.types import ChatResult
-        from common.text import casefold_without_accents
-        from tests.fakes.stub_server import plausible_reply
-
         user = prompt.user
         question = re.search(r"^(?:Question q|Original question q): (.*)$", user, re.MULTILINE)
         terms = set(content_terms(question.group(1) if question else ""))
@@ -147,13 +154,6 @@ class Tally:
 
 def measure(rows: list[dict], system: str, progress: bool) -> Tally:
     """Run every question with one policy and tally its accepted verdicts' evidence."""
-    from tqdm import tqdm
-
-    from agent.engine import EngineConfig, LLMPolicy, OfflinePolicy, run_investigation
-    from agent.engine.events import VerdictGiven
-    from agent.engine.sinks import ListSink
-    from agent.investigations.retriever import ArchiveRetriever
-    from archive.models import Chunk
 
     retriever = ArchiveRetriever()
     names = [info.name for info in retriever.sub_corpora()]
@@ -260,9 +260,6 @@ def main() -> None:
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args()
 
-    import django
-
-    django.setup()
     with args.questions.open(encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle if line.strip()][: args.limit]
     started = time.perf_counter()

@@ -27,6 +27,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +36,16 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
+import django  # noqa: E402
+
+django.setup()
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+
+from agent.investigations import execution, services  # noqa: E402
+from agent.models import Investigation  # noqa: E402
+from archive.models import Document  # noqa: E402
 from common.generated_docs import (  # noqa: E402
     check_generated_block,
     shown_path,
@@ -63,10 +75,6 @@ def _questions(path: Path, count: int) -> list[dict]:
 
 
 def _prepare(corpus: Path) -> None:
-    from django.core.management import call_command
-
-    from archive.models import Document
-
     call_command("migrate", interactive=False, verbosity=0)
     call_command("collectstatic", interactive=False, verbosity=0)
     if not Document.objects.exists():
@@ -75,8 +83,6 @@ def _prepare(corpus: Path) -> None:
 
 
 def _run_investigations(user, questions: list[dict]) -> list[int]:
-    from agent.investigations import execution, services
-
     ids = []
     for row in questions:
         investigation = services.investigation_create(
@@ -90,16 +96,11 @@ def _run_investigations(user, questions: list[dict]) -> list[int]:
 
 
 def _policy_label(ids: list[int]) -> str:
-    from agent.models import Investigation
-
     labels = sorted({i.policy_label for i in Investigation.objects.filter(pk__in=ids)})
     return ", ".join(labels) or "no run"
 
 
 def _wait_for_server(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
-    import urllib.error
-    import urllib.request
-
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -116,6 +117,8 @@ def _wait_for_server(url: str, proc: subprocess.Popen, timeout: float = 60) -> N
 
 def _measure(base: str, password: str, ids: list[int], width: int,
              height: int) -> list[tuple[int, int]]:
+    # deferred: Playwright is an optional dependency (requirements-dev.lock), needed only once
+    # the runs are done and the pages are measured
     from playwright.sync_api import sync_playwright
 
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
@@ -155,11 +158,6 @@ def main() -> None:
     args = parser.parse_args()
     if args.write_doc:
         check_generated_block(args.write_doc, args.doc_block)
-
-    import django
-
-    django.setup()
-    from django.contrib.auth import get_user_model
 
     _prepare(args.corpus)
     password = secrets.token_urlsafe(16)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import shlex
 import subprocess
@@ -105,6 +106,5 @@ class Command(BaseCommand):
 
 def argparse_hidden() -> str:
     """Mark an option as internal in --help."""
-    import argparse
 
     return argparse.SUPPRESS
