@@ -8,8 +8,10 @@ from pathlib import Path
 
 import matplotlib
 
+from measurement.evaluation.metrics import oracle_error_rate
 from measurement.evaluation.pool import pool_phrase
-from measurement.evaluation.records import Metrics, ResultRow, SystemResult
+from measurement.evaluation.records import Metrics, SystemResult
+from measurement.plots import CurveSeries, draw_oracle_curve
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -242,15 +244,6 @@ def plot_recall_by_sub_corpus(results: Sequence[SystemResult], path: Path) -> No
                   xlabel="recall@10", path=path)
 
 
-def oracle_error_rate(questions: Sequence[ResultRow]) -> float | None:
-    """The share of its decisions an oracle system's judge flipped, measured; None otherwise."""
-    figures = [row.agent for row in questions if row.agent is not None]
-    decisions = sum(agent.oracle_decisions for agent in figures)
-    if not decisions:
-        return None
-    return sum(agent.oracle_errors for agent in figures) / decisions
-
-
 def _recall_at_10(result: SystemResult, question_type: str) -> float | None:
     metrics = result.overall if question_type == "overall" else result.by_type.get(question_type)
     return _recall(metrics, 10)
@@ -267,25 +260,13 @@ def plot_oracle_curve(results: Sequence[SystemResult], path: Path) -> bool:
         return False
     offline = next((r for r in results if r.system == "offline"), None)
     types = sorted({t for _, r in oracles for t in r.by_type})
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    rates = [100 * rate for rate, _ in oracles]
-    for i, label in enumerate(["overall", *types]):
-        color = f"C{i % 10}"
-        values = [_recall_at_10(r, label) for _, r in oracles]
-        ax.plot(rates, [float("nan") if v is None else v for v in values], marker="o",
-                color=color, label=f"oracle: {label}")
-        if offline is not None and (level := _recall_at_10(offline, label)) is not None:
-            ax.axhline(level, color=color, linestyle=":", linewidth=1, label=f"offline: {label}")
-    ax.set_xlabel("oracle judge error rate, measured (% of its decisions flipped)")
-    ax.set_ylabel("recall@10")
-    ax.set_ylim(0, 1)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=6, loc="lower left", ncol=2)
-    ax.set_title(f"Recall@10 against judge error ({oracles[0][1].n_questions} questions)",
-                 fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    series = [CurveSeries(label, [_recall_at_10(r, label) for _, r in oracles],
+                          None if offline is None else _recall_at_10(offline, label))
+              for label in ["overall", *types]]
+    draw_oracle_curve(
+        path, rates=[rate for rate, _ in oracles], series=series,
+        xlabel="oracle judge error rate, measured (% of its decisions flipped)",
+        title=f"Recall@10 against judge error ({oracles[0][1].n_questions} questions)")
     return True
 
 
