@@ -1,4 +1,5 @@
-"""The one plotter of the oracle curve: recall@10 against the judge's error rate.
+"""The one plotter of the oracle curve (recall@10 against the judge's error rate), and the one
+way the evaluation's figures are saved.
 
 `measurement/evaluation/report.py` (the oracle systems of one evaluation, against their measured
 error rates), `measurement/scripts/recall_report.py` (the realistic pool's curve in the docs) and
@@ -17,6 +18,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+from matplotlib.figure import Figure  # noqa: E402
 
 Y_LABEL = "recall@10"
 
@@ -67,6 +69,11 @@ def draw_oracle_curve(path: Path, *, rates: Sequence[float], series: Sequence[Cu
     entries = len(ax.get_legend_handles_labels()[1])
     ax.legend(fontsize=6 if entries > 4 else 7, loc="lower left", ncol=2 if entries > 4 else 1)
     ax.set_title(title, fontsize=9)
+    save_figure(fig, path)
+
+
+def save_figure(fig: Figure, path: Path) -> None:
+    """Lay out, write as a PNG (its folder made if missing) and release a figure."""
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=90)

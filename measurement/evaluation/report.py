@@ -11,7 +11,7 @@ import matplotlib
 from measurement.evaluation.metrics import oracle_error_rate
 from measurement.evaluation.pool import pool_phrase
 from measurement.evaluation.records import Metrics, SystemResult
-from measurement.plots import CurveSeries, draw_oracle_curve
+from measurement.plots import CurveSeries, draw_oracle_curve, save_figure
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -149,45 +149,39 @@ def comparison_markdown(results: Sequence[SystemResult]) -> str:
 
 def plot_system(result: SystemResult, path: Path) -> None:
     """Plot recall@k curves overall and per question type for one system."""
-    ks = result.ks
     fig, ax = plt.subplots(figsize=(6, 4))
-    series = [("overall", result.overall), *result.by_type.items()]
-    for label, metrics in series:
-        ax.plot(ks, [metrics.recall[k] for k in ks], marker="o", label=label)
-    _finish(ax, f"{result.system}: recall@k", fig, path)
+    _recall_at_k_lines(ax, result.ks, [("overall", result.overall), *result.by_type.items()],
+                       f"{result.system}: recall@k")
+    ax.set_ylabel("recall@k")
+    ax.legend(fontsize=7, loc="lower right")
+    save_figure(fig, path)
 
 
 def plot_comparison(results: Sequence[SystemResult], path: Path) -> None:
     """Plot recall@k curves per system, overall and per question type."""
-    ks = results[0].ks
     types = ["overall", *sorted({t for r in results for t in r.by_type})]
     fig, axes = plt.subplots(1, len(types), figsize=(4.2 * len(types), 4), squeeze=False)
     for ax, qtype in zip(axes[0], types, strict=True):
-        for r in results:
-            metrics = r.overall if qtype == "overall" else r.by_type.get(qtype)
-            if metrics:
-                ax.plot(ks, [metrics.recall[k] for k in ks], marker="o", label=r.system)
-        ax.set_title(qtype, fontsize=9)
-        ax.set_xlabel("k")
-        ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
+        series = [(r.system, metrics) for r in results
+                  if (metrics := r.overall if qtype == "overall" else r.by_type.get(qtype))]
+        _recall_at_k_lines(ax, results[0].ks, series, qtype, fontsize=9)
     axes[0][0].set_ylabel("recall@k")
     axes[0][-1].legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
-def _finish(ax, title: str, fig, path: Path) -> None:
-    ax.set_title(title)
+def _recall_at_k_lines(ax, ks: Sequence[int], series: Sequence[tuple[str, Metrics]], title: str,
+                       *, fontsize: float | None = None) -> None:
+    """Draw one recall@k line per (label, metrics) on a 0..1 axis titled `title`."""
+    for label, metrics in series:
+        ax.plot(ks, [metrics.recall[k] for k in ks], marker="o", label=label)
+    if fontsize is None:
+        ax.set_title(title)
+    else:
+        ax.set_title(title, fontsize=fontsize)
     ax.set_xlabel("k")
-    ax.set_ylabel("recall@k")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
 
 
 def _headline_k(results: Sequence[SystemResult]) -> int:
@@ -215,9 +209,7 @@ def _grouped_bars(groups: Sequence[str], series: Sequence[tuple[str, list]], *, 
     ax.grid(axis="x", alpha=0.3)
     if len(series) > 1:
         ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def plot_recall_by_type(results: Sequence[SystemResult], path: Path) -> None:

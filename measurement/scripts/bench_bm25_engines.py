@@ -20,7 +20,6 @@ import json
 import os
 import random
 import shlex
-import statistics
 import sys
 import tempfile
 import time
@@ -36,6 +35,7 @@ from common.generated_docs import (  # noqa: E402
     write_generated_block,
 )
 from common.search import SearchRequest  # noqa: E402
+from measurement.evaluation.metrics import median, percentile  # noqa: E402
 from retrieval.analysis import DEFAULT_OPTIONS  # noqa: E402
 from retrieval.bm25.base import IndexChanges, IndexedChunk  # noqa: E402
 from retrieval.bm25.tantivy_engine import TantivyIndex  # noqa: E402
@@ -63,11 +63,6 @@ def synthetic_documents(corpus: Path, copies: int) -> list[list[IndexedChunk]]:
                                            row["collection"], "fr", day, piece.text))
             documents.append(chunks)
     return documents
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def bench(engine: str, documents: list[list[IndexedChunk]], questions: list[str]) -> dict:
@@ -104,10 +99,10 @@ def bench(engine: str, documents: list[list[IndexedChunk]], questions: list[str]
         index.close()
     return {
         "engine": engine, "chunks": chunks, "build_s": build, "chunks_per_s": chunks / build,
-        "update25_median_s": statistics.median(updates),
-        "query_p50_ms": 1000 * statistics.median(timings["unfiltered"]),
-        "query_p95_ms": 1000 * percentile(timings["unfiltered"], 0.95),
-        "filtered_p50_ms": 1000 * statistics.median(timings["sub-corpus"]),
+        "update25_median_s": median(updates),
+        "query_p50_ms": 1000 * median(timings["unfiltered"]),
+        "query_p95_ms": 1000 * percentile(timings["unfiltered"], 95),
+        "filtered_p50_ms": 1000 * median(timings["sub-corpus"]),
         "size_mb": size / 1e6,
     }
 

@@ -26,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
 
+from measurement.evaluation.metrics import median  # noqa: E402
+
 
 def log(message: str) -> None:
     print(f"[bench] {message}", flush=True)
@@ -47,12 +49,12 @@ def chunk_stats(corpus: Path) -> dict:
             for slug in sorted({s for s, _ in chunks}):
                 counts = [c.token_count for s, c in chunks if s == slug]
                 out["by_sub_corpus"][slug] = {
-                    "chunks": len(counts), "tokens_median": statistics.median(counts),
+                    "chunks": len(counts), "tokens_median": median(counts),
                     "tokens_mean": round(statistics.mean(counts), 1), "tokens_max": max(counts),
                     "capped_1000": sum(1 for n in counts if n == 1000),
                 }
             all_counts = [c.token_count for _, c in chunks]
-            out["tokens_median"] = statistics.median(all_counts)
+            out["tokens_median"] = median(all_counts)
             out["tokens_mean"] = round(statistics.mean(all_counts), 1)
             out["tokens_max"] = max(all_counts)
     same = sum(
@@ -116,7 +118,7 @@ def query_latency(questions: list[dict], provider) -> dict:
                     times.append((time.perf_counter() - started) * 1000)
                 plan = query(items[0]).explain()
                 used = "chunk_embedding_hnsw" in plan or "chunk_text_trgm" in plan
-                ms = round(statistics.median(times[3:]), 2)
+                ms = round(median(times[3:]), 2)
                 out[f"{name}/{mode}"] = {"median_ms": ms, "index_used": used}
                 log(f"{name} ({mode}): median {ms} ms, index used: {used}")
     return out
