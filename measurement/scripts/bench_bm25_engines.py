@@ -19,7 +19,6 @@ import datetime as dt
 import json
 import os
 import random
-import shlex
 import sys
 import tempfile
 import time
@@ -32,7 +31,7 @@ from archive.chunking import chunk_text  # noqa: E402
 from common.generated_docs import (  # noqa: E402
     check_generated_block,
     shown_path,
-    write_generated_block,
+    write_doc_blocks,
 )
 from common.search import SearchRequest  # noqa: E402
 from measurement.evaluation.metrics import median, percentile  # noqa: E402
@@ -143,12 +142,9 @@ def main() -> None:
                  "--questions", shown_path(args.questions, ROOT),
                  "--copies", str(args.copies), "--queries", str(args.queries)]
         words += [arg for engine in args.engine or [] for arg in ("--engine", engine)]
-        words += [arg for doc in args.write_doc for arg in ("--write-doc", shown_path(doc, ROOT))]
-        if args.doc_block != "bm25-engines-speed":
-            words += ["--doc-block", args.doc_block]
+        write_doc_blocks(args.write_doc, args.doc_block, intro + "\n\n" + "\n".join(lines),
+                         words=words, default_block="bm25-engines-speed", base=ROOT)
         for doc in args.write_doc:
-            write_generated_block(doc, args.doc_block, intro + "\n\n" + "\n".join(lines),
-                                  command=shlex.join(words))
             print(f"table -> {doc} (block {args.doc_block})")
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -32,7 +31,7 @@ def main() -> None:
                         help="write the table into this document's generated block (repeatable)")
     parser.add_argument("--doc-block", default="channel-latency")
     args = parser.parse_args()
-    from common.generated_docs import check_generated_block, shown_path, write_generated_block
+    from common.generated_docs import check_generated_block, shown_path, write_doc_blocks
 
     for doc in args.write_doc:  # before the run, not after it
         check_generated_block(doc, args.doc_block)
@@ -97,12 +96,9 @@ def main() -> None:
         print(lines[-1], flush=True)
     words = ["python", "measurement/scripts/bench_retrieval.py", "--questions",
              shown_path(args.questions, ROOT), "--limit", str(args.limit), "--cap", str(args.cap)]
-    words += [arg for doc in args.write_doc for arg in ("--write-doc", shown_path(doc, ROOT))]
-    if args.doc_block != "channel-latency":
-        words += ["--doc-block", args.doc_block]
+    write_doc_blocks(args.write_doc, args.doc_block, intro + "\n\n" + "\n".join(lines),
+                     words=words, default_block="channel-latency", base=ROOT)
     for doc in args.write_doc:
-        write_generated_block(doc, args.doc_block, intro + "\n\n" + "\n".join(lines),
-                              command=shlex.join(words))
         print(f"table -> {doc} (block {args.doc_block})")
 
 
