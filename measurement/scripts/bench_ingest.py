@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
 
-from measurement.evaluation.metrics import median  # noqa: E402
+from measurement.evaluation.metrics import median, recall_by_group  # noqa: E402
+from measurement.evaluation.records import ResultRow  # noqa: E402
 
 
 def log(message: str) -> None:
@@ -149,18 +150,16 @@ def dense_eval(provider, questions: list[dict], doc_filter: set[str] | None) -> 
     owner = np.array([index[k] for k in keys])
     scores = queries @ passages.T
     recall, mrr = [], []
-    by_genre: dict[str, list[int]] = {}
+    tops: list[ResultRow] = []
     top_share: dict[str, int] = {}
     for qi, question in enumerate(questions):
         best = np.full(len(doc_ids), -np.inf, dtype=np.float32)
         np.maximum.at(best, owner, scores[qi])
         ranking = [doc_ids[i] for i in np.argsort(-best, kind="stable")]
-        rank = {d: r + 1 for r, d in enumerate(ranking)}
         gold = question["gold_ids"]
         recall.append(recall_at_k(ranking, gold, 10))
         mrr.append(multi_gold_mrr(ranking, gold))
-        for g in gold:
-            by_genre.setdefault(genre.get(g, "?"), []).append(int(rank.get(g, 10**9) <= 10))
+        tops.append(ResultRow(ranked_keys=ranking[:10], gold_keys=gold))
         for d in ranking[:10]:
             slug = split_document_key(d)[0]
             top_share[slug] = top_share.get(slug, 0) + 1
@@ -168,7 +167,8 @@ def dense_eval(provider, questions: list[dict], doc_filter: set[str] | None) -> 
     return {
         "provider": provider.name, "questions": len(questions), "chunks": len(rows),
         "recall_at_10": round(float(np.mean(recall)), 3), "mrr": round(float(np.mean(mrr)), 3),
-        "gold_recall_at_10_by_genre": {g: round(sum(v) / len(v), 3) for g, v in by_genre.items()},
+        "gold_recall_at_10_by_genre": {g: round(group.recall, 3)
+                                       for g, group in recall_by_group(tops, genre).items()},
         "top10_share": {s: round(n / total_slots, 3) for s, n in sorted(top_share.items())},
         "passages_embedded": computed,
         "passages_per_s": round(computed / embed_seconds, 2) if computed else None,

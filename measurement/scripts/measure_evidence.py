@@ -38,6 +38,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
 
+from measurement.evaluation.metrics import median  # noqa: E402
+
 DEFAULT_QUESTIONS = ROOT / "demo" / "historiqa" / "questions_dev.jsonl"
 FIRST_CHARS = 400
 _QUOTED = re.compile(
@@ -241,7 +243,7 @@ def report(tallies: dict[str, Tally], questions: Path, seconds: float) -> str:
         ("questions with a key entity in some accepted chunk",
          lambda t: _share(t.questions_chunk_hit, t.questions)),
         ("median span length (characters)",
-         lambda t: str(sorted(t.span_chars)[len(t.span_chars) // 2]) if t.span_chars else "n/a"),
+         lambda t: f"{median(t.span_chars):g}" if t.span_chars else "n/a"),
         ("spans located: exact / fuzzy / best sentences",
          lambda t: " / ".join(str(t.methods[m]) for m in ("exact", "fuzzy", "sentences"))),
     ]
