@@ -13,6 +13,8 @@ while the figure itself always comes from the command that measured it.
 from __future__ import annotations
 
 import datetime as dt
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -48,6 +50,18 @@ def write_generated_block(path: Path, name: str, body: str, *, command: str,
     stamp = (when or dt.date.today()).isoformat()
     block = f"{begin}\n_Written by `{command}` on {stamp}._\n\n{body.strip()}\n{end}"
     path.write_text(head + block + tail, encoding="utf-8")
+
+
+def write_doc_blocks(docs: Sequence[Path], block: str, body: str, *, words: Sequence[str],
+                     default_block: str, base: Path) -> None:
+    """Write `body` into the block `block` of every document of a script's `--write-doc`, the
+    command shown as `words` followed by those `--write-doc` (named under `base`) and by
+    `--doc-block` when it is not `default_block`."""
+    shown = [*words, *(arg for doc in docs for arg in ("--write-doc", shown_path(doc, base)))]
+    if block != default_block:
+        shown += ["--doc-block", block]
+    for doc in docs:
+        write_generated_block(doc, block, body, command=shlex.join(shown))
 
 
 def shown_path(path: Path, base: Path) -> str:

@@ -13,7 +13,6 @@ import hashlib
 import json
 import math
 import os
-import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from agent.engine.judge_model import (
 from agent.engine.offline import OfflinePolicy
 from agent.engine.sinks import ListSink
 from agent.investigations.retriever import ArchiveRetriever
+from measurement.evaluation.metrics import median
 from measurement.evaluation.records import EvalQuestion
 
 FOLDS = 5
@@ -188,7 +188,7 @@ class DocScores:
             gold_total += len(gold_of.get(qid, ()))
         return {"threshold": threshold, "precision": gold_hits / accepted if accepted else 0.0,
                 "recall": gold_hits / gold_total if gold_total else 0.0,
-                "median_accepted": statistics.median(counts) if counts else 0.0}
+                "median_accepted": median(counts) if counts else 0.0}
 
 
 def choose_thresholds(rows: list[Row], oof: list[float], gold_of: dict[str, set[str]], *,

@@ -12,13 +12,14 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-import statistics
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
+
+from measurement.evaluation.metrics import median, percentile
 
 MAX_CONNECTIONS = 200
 MAX_SECONDS = 600.0
@@ -187,9 +188,8 @@ def _summary(probes: list[Probe]) -> str:
     missing = len(probes) - len(answered)
     if not answered:
         return f"{len(probes)} probes, none answered within {PROBE_TIMEOUT:g} s"
-    p95 = answered[min(len(answered) - 1, round(0.95 * (len(answered) - 1)))]
-    return (f"{len(probes)} probes; median {statistics.median(answered):.0f} ms; "
-            f"p95 {p95:.0f} ms; max {answered[-1]:.0f} ms; unanswered within "
+    return (f"{len(probes)} probes; median {median(answered):.0f} ms; "
+            f"p95 {percentile(answered, 95):.0f} ms; max {answered[-1]:.0f} ms; unanswered within "
             f"{PROBE_TIMEOUT:g} s: {missing}")
 
 

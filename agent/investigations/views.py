@@ -3,6 +3,9 @@ batches, run again."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.contrib import messages
 from django.db import transaction
 from django.http import Http404, HttpResponse
@@ -227,18 +230,9 @@ def batch_detail(request, pk: int):
 def investigation_again(request, pk: int):
     """Run the question again with another policy, model, settings or restriction."""
     first = selectors.investigation_for_owner(request.user, pk)
-    form = RunAgainForm(request.POST or None, archive_range=selectors.archive_date_range(),
-                        initial=RunAgainForm.initial_from(first))
-    if request.method == "POST" and form.is_valid():
-        try:
-            with transaction.atomic():
-                rerun = services.investigation_rerun(investigation=first, owner=request.user,
-                                                     choices=form.choices(first))
-        except services.InvestigationError as exc:
-            form.add_error(None, str(exc))
-        else:
-            return redirect("investigation_detail", pk=rerun.pk)
-    return render(request, "agent/again.html", {"form": form, "first": first})
+    return _again(request, first, "investigation_detail",
+                  lambda choices: services.investigation_rerun(
+                      investigation=first, owner=request.user, choices=choices))
 
 
 def batch_again(request, pk: int):
@@ -247,16 +241,25 @@ def batch_again(request, pk: int):
     first = batch.investigations.order_by("id").first()
     if first is None:
         raise Http404("This batch holds no question.")
+    return _again(request, first, "batch_detail",
+                  lambda choices: services.batch_rerun(batch=batch, owner=request.user,
+                                                       choices=choices),
+                  batch=batch)
+
+
+def _again(request, first: Investigation, detail: str,
+           rerun: Callable[[services.RunChoices], Investigation | Batch], **context: Any):
+    """The run-again form, its choices starting from `first`'s; a valid POST starts `rerun`
+    with the choices made and opens it (page `detail`), a refused one shows why."""
     form = RunAgainForm(request.POST or None, archive_range=selectors.archive_date_range(),
                         initial=RunAgainForm.initial_from(first))
     if request.method == "POST" and form.is_valid():
         try:
             with transaction.atomic():
-                rerun = services.batch_rerun(batch=batch, owner=request.user,
-                                             choices=form.choices(first))
+                started = rerun(form.choices(first))
         except services.InvestigationError as exc:
             form.add_error(None, str(exc))
         else:
-            return redirect("batch_detail", pk=rerun.pk)
-    return render(request, "agent/again.html", {"form": form, "first": first, "batch": batch})
+            return redirect(detail, pk=started.pk)
+    return render(request, "agent/again.html", {"form": form, "first": first, **context})
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from django.core.exceptions import ImproperlyConfigured
 
 from agent.engine.answer import AnswerMaterial, DraftedAnswer
@@ -27,13 +25,26 @@ from agent.policies import (
 )
 from agent.review.cited_answer import answer_material, drafted_from
 from agent.sources import reviewed_sources
+from archive.models import Document
 from archive.selectors import corrected_text, document_by_key
 from common.usage import TokenUsage
 from common.user_text import text_problem
 
-if TYPE_CHECKING:
-    pass
 
+def require_verdict(investigation: Investigation, document_key: str) -> None:
+    """Refuse a document the investigation holds no verdict on (it is none of its sources)."""
+    if not investigation.verdicts.filter(document_key=document_key).exists():
+        raise InvestigationError("This document has no verdict in this investigation.")
+
+
+def source_document(investigation: Investigation, document_key: str) -> Document:
+    """The archive's document of one of the investigation's sources; refused when it is none of
+    them or the archive no longer holds it."""
+    require_verdict(investigation, document_key)
+    document = document_by_key(document_key)
+    if document is None:
+        raise InvestigationError("This document is no longer in the archive.")
+    return document
 
 
 def verdict_override(
@@ -43,8 +54,7 @@ def verdict_override(
     if decision not in Verdict.Decision.values:
         raise InvestigationError(f"Unknown decision {decision!r}.")
     _check_note(note, label="the reason")
-    if not investigation.verdicts.filter(document_key=document_key).exists():
-        raise InvestigationError("This document has no verdict in this investigation.")
+    require_verdict(investigation, document_key)
     # Overrides live outside the engine's event sequence, so a resumed run can never collide.
     return Verdict.objects.create(
         investigation=investigation, document_key=document_key, decision=decision,
@@ -58,11 +68,7 @@ QUOTE_MAX_CHARS = 2000  # a picked quote: a few sentences, never a whole documen
 def evidence_pick(*, investigation: Investigation, user, document_key: str, start: int,
                   end: int) -> EvidencePick:
     """Record the passage the historian quotes for a source (a new row; the agent's is kept)."""
-    if not investigation.verdicts.filter(document_key=document_key).exists():
-        raise InvestigationError("This document has no verdict in this investigation.")
-    document = document_by_key(document_key)
-    if document is None:
-        raise InvestigationError("This document is no longer in the archive.")
+    document = source_document(investigation, document_key)
     if not 0 <= start < end <= len(document.text):
         raise InvestigationError("The quote must lie inside the document.")
     if end - start > QUOTE_MAX_CHARS:
@@ -85,8 +91,7 @@ def note_add(*, investigation: Investigation, user, document_key: str, note: str
     if not note:
         raise InvestigationError("The note is empty.")
     _check_note(note, label="the note")
-    if not investigation.verdicts.filter(document_key=document_key).exists():
-        raise InvestigationError("This document has no verdict in this investigation.")
+    require_verdict(investigation, document_key)
     return DocumentNote.objects.create(
         investigation=investigation, user=user, document_key=document_key, text=note
     )

@@ -143,8 +143,13 @@ def judge_learning(request, pk: int):
 def _review_again(request, pk: int) -> str:
     """The review page as the historian left it: the same filter and pages of the lists."""
     kept = QueryDict(request.POST.get("lists", "")[:1000])
-    query = urlencode({name: kept[name] for name in ("filter", "held_page", "rejected_page")
-                       if kept.get(name)})
+    return _sources_link(pk, urlencode({name: kept[name] for name in
+                                        ("filter", "held_page", "rejected_page")
+                                        if kept.get(name)}))
+
+
+def _sources_link(pk: int, query: str) -> str:
+    """The review page's sources, with the query string `query` (none when empty)."""
     review = reverse("investigation_review", args=[pk])
     return f"{review}?{query}#sources" if query else f"{review}#sources"
 
@@ -195,9 +200,8 @@ def source_reorder(request, pk: int):
                                      document_keys=keys)
     except ValueError as exc:
         return HttpResponseBadRequest(str(exc))
-    query = urlencode({"moved": key, "direction": direction}) if key else ""
-    review = reverse("investigation_review", args=[pk])
-    return redirect(f"{review}?{query}#sources" if query else f"{review}#sources")
+    return redirect(_sources_link(
+        pk, urlencode({"moved": key, "direction": direction}) if key else ""))
 
 
 def evidence(request, pk: int):
@@ -234,11 +238,10 @@ def open_source(request, pk: int):
     """Open a source of this investigation in the document viewer, its evidence highlighted."""
     context = viewer_context(request, pk)
     key = request.GET.get("doc", "")
-    if not context["investigation"].verdicts.filter(document_key=key).exists():
-        return HttpResponseBadRequest("This document has no verdict in this investigation.")
-    document = document_by_key(key)
-    if document is None:
-        return HttpResponseBadRequest("This document is no longer in the archive.")
+    try:
+        document = review_services.source_document(context["investigation"], key)
+    except services.InvestigationError as exc:
+        return HttpResponseBadRequest(str(exc))
     chunk = natural_param(request, "chunk")
     offsets = span_param(request, "evidence")
     span = (f"{offsets[0]}-{offsets[1]}" if offsets

@@ -5,12 +5,15 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
-from common.ranking_metrics import all_gold_in_top, multi_gold_mrr, recall_at_k
+from common.document_keys import split_document_key
+from common.ranking_metrics import all_gold_in_top, mrr_of_ranks, multi_gold_mrr, recall_at_k
 from common.usage import TokenUsage
 from measurement.evaluation.records import AgentMetrics, GroupRecall, Metrics, ResultRow
 
 MISS_CAUSES = ("never_retrieved", "rejected", "held_never_promoted", "ranked_below_k")
+COMPARATIVE = "MH - Comparative"  # the question type of the comparative questions
 
 
 def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
@@ -86,13 +89,85 @@ def summarize(rows: Sequence[ResultRow], ks: Sequence[int]) -> Metrics:
         n=n,
         recall={k: sum(recall_at_k(r.ranked_keys, r.gold_keys, k) for r in rows) / n
                 for k in ks},
-        mrr=sum(multi_gold_mrr(r.ranked_keys, r.gold_keys) for r in rows) / n,
+        mrr=sum(row_mrr(r) for r in rows) / n,
         all_gold_at_10=sum(all_gold_in_top(r.ranked_keys, r.gold_keys, 10) for r in rows) / n,
         latency_median_ms=1000 * median(seconds),
         latency_p95_ms=1000 * percentile(seconds, 95),
         bm25_dense_jaccard_at_20=jaccard_at_20,
         fused_gold_at_20_single_channel_share=single_channel_share,
         agent=_agent_figures(rows),
+    )
+
+
+def row_mrr(row: ResultRow) -> float:
+    """Return one row's MRR: from its gold documents' ranks in the whole ranking when it carries
+    them (a row read back from results.json, whose ranking is only the kept top), else from
+    its ranking."""
+    if row.gold_ranks is not None:
+        return mrr_of_ranks(row.gold_ranks.get(doc) for doc in dict.fromkeys(row.gold_keys))
+    return multi_gold_mrr(row.ranked_keys, row.gold_keys)
+
+
+def oracle_error_rate(questions: Sequence[ResultRow]) -> float | None:
+    """The share of its decisions an oracle system's judge flipped, measured; None otherwise."""
+    figures = [row.agent for row in questions if row.agent is not None]
+    decisions = sum(agent.oracle_decisions for agent in figures)
+    if not decisions:
+        return None
+    return sum(agent.oracle_errors for agent in figures) / decisions
+
+
+def judge_error(rows: Sequence[ResultRow]) -> float:
+    """The share of the documents a judge decided on whose accept / not-accept disagrees with
+    gold (0 when it judged none)."""
+    wrong = judged = 0
+    for row in rows:
+        if row.agent is None:
+            continue
+        accepted = set(row.agent.accepted_keys)
+        seen = accepted | set(row.agent.held_keys) | set(row.agent.rejected_keys)
+        gold = set(row.gold_keys)
+        wrong += len(accepted - gold) + len((seen - accepted) & gold)
+        judged += len(seen)
+    return wrong / judged if judged else 0.0
+
+
+@dataclass(frozen=True)
+class HeadlineFigures:
+    """One system's headline figures over a set of questions, as the realistic-pool tables, the
+    oracle curve and the judge report show them (None: nothing to measure there)."""
+
+    n: int
+    r5: float
+    r10: float
+    mrr: float
+    press: float | None  # recall@10 of the press gold documents (pooled over documents)
+    debates: float | None  # and of the debates' ones
+    comparative: float | None  # recall@10 of the comparative questions
+    p_acc: float | None  # the engine's acceptance precision (None: a system that only ranks)
+    engine_s: float | None  # median engine seconds per question (idem)
+    latency_ms: float  # median seconds per question, in ms
+
+
+def headline_figures(rows: Sequence[ResultRow], genre_of: Mapping[str, str]) -> HeadlineFigures:
+    """Return the headline figures of `rows` from `summarize` and `recall_by_group`; `genre_of`
+    maps a sub-corpus to its genre (`retrieval.selectors.genre_by_sub_corpus`)."""
+    overall = summarize(rows, (5, 10))
+    if not overall.n:
+        return HeadlineFigures(n=0, r5=0.0, r10=0.0, mrr=0.0, press=None, debates=None,
+                               comparative=None, p_acc=None, engine_s=None, latency_ms=math.nan)
+    group_of = {doc: genre_of.get(split_document_key(doc)[0], "unknown")
+                for row in rows for doc in row.gold_keys}
+    by_genre = recall_by_group(rows, group_of)
+    comparative = summarize([row for row in rows if row.question_type == COMPARATIVE], (10,))
+    return HeadlineFigures(
+        n=overall.n, r5=overall.recall[5], r10=overall.recall[10], mrr=overall.mrr,
+        press=by_genre["press"].recall if "press" in by_genre else None,
+        debates=by_genre["debates"].recall if "debates" in by_genre else None,
+        comparative=comparative.recall[10] if comparative.n else None,
+        p_acc=overall.agent.p_acc if overall.agent else None,
+        engine_s=overall.agent.engine_seconds_median if overall.agent else None,
+        latency_ms=overall.latency_median_ms,
     )
 
 

@@ -94,6 +94,9 @@ class ResultRow:
     seconds: float = 0.0
     channel_rankings: dict[str, list[str]] = field(default_factory=dict)
     agent: AgentFigures | None = None
+    # Each gold document's rank in the whole ranking, as results.json kept it (None: not
+    # ranked); set on a row read back, whose `ranked_keys` are only the kept top.
+    gold_ranks: dict[str, int | None] | None = None
 
     def to_json(self, keep_ranked: int) -> dict[str, Any]:
         """Return the row as results.json's `per_question` keeps it: its top `keep_ranked`
@@ -103,8 +106,9 @@ class ResultRow:
             "question_type": self.question_type,
             "ranked_ids": self.ranked_keys[:keep_ranked],
             "gold_ids": self.gold_keys,
-            "gold_ranks": {g: (self.ranked_keys.index(g) + 1 if g in self.ranked_keys else None)
-                           for g in self.gold_keys},
+            "gold_ranks": self.gold_ranks if self.gold_ranks is not None else {
+                g: (self.ranked_keys.index(g) + 1 if g in self.ranked_keys else None)
+                for g in self.gold_keys},
             "seconds": round(self.seconds, 5),
         }
         if self.agent is not None:
@@ -118,7 +122,8 @@ class ResultRow:
         return cls(ranked_keys=list(data["ranked_ids"]), gold_keys=list(data["gold_ids"]),
                    qid=data.get("qid", ""), question_type=data.get("question_type", ""),
                    seconds=data.get("seconds", 0.0),
-                   agent=None if extras is None else AgentFigures.from_json(extras))
+                   agent=None if extras is None else AgentFigures.from_json(extras),
+                   gold_ranks=data.get("gold_ranks"))
 
 
 def _published(name: str) -> str:

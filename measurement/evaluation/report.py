@@ -8,8 +8,10 @@ from pathlib import Path
 
 import matplotlib
 
+from measurement.evaluation.metrics import oracle_error_rate
 from measurement.evaluation.pool import pool_phrase
-from measurement.evaluation.records import Metrics, ResultRow, RunContext, SystemResult
+from measurement.evaluation.records import Metrics, RunContext, SystemResult
+from measurement.plots import CurveSeries, draw_oracle_curve, save_figure
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -152,45 +154,39 @@ def comparison_markdown(results: Sequence[SystemResult]) -> str:
 
 def plot_system(result: SystemResult, path: Path) -> None:
     """Plot recall@k curves overall and per question type for one system."""
-    ks = result.ks
     fig, ax = plt.subplots(figsize=(6, 4))
-    series = [("overall", result.overall), *result.by_type.items()]
-    for label, metrics in series:
-        ax.plot(ks, [metrics.recall[k] for k in ks], marker="o", label=label)
-    _finish(ax, f"{result.system}: recall@k", fig, path)
+    _recall_at_k_lines(ax, result.ks, [("overall", result.overall), *result.by_type.items()],
+                       f"{result.system}: recall@k")
+    ax.set_ylabel("recall@k")
+    ax.legend(fontsize=7, loc="lower right")
+    save_figure(fig, path)
 
 
 def plot_comparison(results: Sequence[SystemResult], path: Path) -> None:
     """Plot recall@k curves per system, overall and per question type."""
-    ks = results[0].ks
     types = ["overall", *sorted({t for r in results for t in r.by_type})]
     fig, axes = plt.subplots(1, len(types), figsize=(4.2 * len(types), 4), squeeze=False)
     for ax, qtype in zip(axes[0], types, strict=True):
-        for r in results:
-            metrics = r.overall if qtype == "overall" else r.by_type.get(qtype)
-            if metrics:
-                ax.plot(ks, [metrics.recall[k] for k in ks], marker="o", label=r.system)
-        ax.set_title(qtype, fontsize=9)
-        ax.set_xlabel("k")
-        ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
+        series = [(r.system, metrics) for r in results
+                  if (metrics := r.overall if qtype == "overall" else r.by_type.get(qtype))]
+        _recall_at_k_lines(ax, results[0].ks, series, qtype, fontsize=9)
     axes[0][0].set_ylabel("recall@k")
     axes[0][-1].legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
-def _finish(ax, title: str, fig, path: Path) -> None:
-    ax.set_title(title)
+def _recall_at_k_lines(ax, ks: Sequence[int], series: Sequence[tuple[str, Metrics]], title: str,
+                       *, fontsize: float | None = None) -> None:
+    """Draw one recall@k line per (label, metrics) on a 0..1 axis titled `title`."""
+    for label, metrics in series:
+        ax.plot(ks, [metrics.recall[k] for k in ks], marker="o", label=label)
+    if fontsize is None:
+        ax.set_title(title)
+    else:
+        ax.set_title(title, fontsize=fontsize)
     ax.set_xlabel("k")
-    ax.set_ylabel("recall@k")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
 
 
 def _headline_k(results: Sequence[SystemResult]) -> int:
@@ -218,9 +214,7 @@ def _grouped_bars(groups: Sequence[str], series: Sequence[tuple[str, list]], *, 
     ax.grid(axis="x", alpha=0.3)
     if len(series) > 1:
         ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def plot_recall_by_type(results: Sequence[SystemResult], path: Path) -> None:
@@ -247,15 +241,6 @@ def plot_recall_by_sub_corpus(results: Sequence[SystemResult], path: Path) -> No
                   xlabel="recall@10", path=path)
 
 
-def oracle_error_rate(questions: Sequence[ResultRow]) -> float | None:
-    """The share of its decisions an oracle system's judge flipped, measured; None otherwise."""
-    figures = [row.agent for row in questions if row.agent is not None]
-    decisions = sum(agent.oracle_decisions for agent in figures)
-    if not decisions:
-        return None
-    return sum(agent.oracle_errors for agent in figures) / decisions
-
-
 def _recall_at_10(result: SystemResult, question_type: str) -> float | None:
     metrics = result.overall if question_type == "overall" else result.by_type.get(question_type)
     return _recall(metrics, 10)
@@ -272,25 +257,13 @@ def plot_oracle_curve(results: Sequence[SystemResult], path: Path) -> bool:
         return False
     offline = next((r for r in results if r.system == "offline"), None)
     types = sorted({t for _, r in oracles for t in r.by_type})
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    rates = [100 * rate for rate, _ in oracles]
-    for i, label in enumerate(["overall", *types]):
-        color = f"C{i % 10}"
-        values = [_recall_at_10(r, label) for _, r in oracles]
-        ax.plot(rates, [float("nan") if v is None else v for v in values], marker="o",
-                color=color, label=f"oracle: {label}")
-        if offline is not None and (level := _recall_at_10(offline, label)) is not None:
-            ax.axhline(level, color=color, linestyle=":", linewidth=1, label=f"offline: {label}")
-    ax.set_xlabel("oracle judge error rate, measured (% of its decisions flipped)")
-    ax.set_ylabel("recall@10")
-    ax.set_ylim(0, 1)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=6, loc="lower left", ncol=2)
-    ax.set_title(f"Recall@10 against judge error ({oracles[0][1].n_questions} questions)",
-                 fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    series = [CurveSeries(label, [_recall_at_10(r, label) for _, r in oracles],
+                          None if offline is None else _recall_at_10(offline, label))
+              for label in ["overall", *types]]
+    draw_oracle_curve(
+        path, rates=[rate for rate, _ in oracles], series=series,
+        xlabel="oracle judge error rate, measured (% of its decisions flipped)",
+        title=f"Recall@10 against judge error ({oracles[0][1].n_questions} questions)")
     return True
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import connection, transaction
 
+from common.ranking_metrics import recall_at_k
 from common.search import SearchRequest
 from measurement.scale.queries import filters
 from retrieval.channels.dense import (
@@ -62,8 +63,7 @@ def filtered_recall(questions: list[str]) -> dict:
                                                            model_name=embedder.name)]
             exact = _exact(vector, request, embedder.name)
             if exact:
-                recalls.setdefault(where.name, []).append(
-                    len(set(found) & set(exact)) / len(exact))
+                recalls.setdefault(where.name, []).append(recall_at_k(found, exact, TOP))
             plans_on_index.setdefault(where.name, []).append(
                 plan_uses_vector_index(dense_plan(question, request)))
     return {

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from measurement.evaluation.metrics import median, percentile
 
 
 @dataclass
@@ -43,10 +44,9 @@ class SizeResults:
 
 
 def percentiles(milliseconds: list[float]) -> dict:
-    """Return p50 and p95 (ms, nearest rank) and the count of ``milliseconds``."""
+    """Return p50 and p95 (ms; `metrics.percentile`, interpolated) and the count of
+    ``milliseconds``."""
     if not milliseconds:
         return {"n": 0}
-    ordered = sorted(milliseconds)
-    p95 = ordered[min(len(ordered) - 1, max(0, round(0.95 * len(ordered)) - 1))]
-    return {"n": len(ordered), "p50": round(statistics.median(ordered), 2),
-            "p95": round(p95, 2), "max": round(ordered[-1], 2)}
+    return {"n": len(milliseconds), "p50": round(median(milliseconds), 2),
+            "p95": round(percentile(milliseconds, 95), 2), "max": round(max(milliseconds), 2)}

@@ -19,8 +19,6 @@ import datetime as dt
 import json
 import os
 import random
-import shlex
-import statistics
 import sys
 import tempfile
 import time
@@ -33,9 +31,10 @@ from archive.chunking import chunk_text  # noqa: E402
 from common.generated_docs import (  # noqa: E402
     check_generated_block,
     shown_path,
-    write_generated_block,
+    write_doc_blocks,
 )
 from common.search import SearchRequest  # noqa: E402
+from measurement.evaluation.metrics import median, percentile  # noqa: E402
 from retrieval.analysis import DEFAULT_OPTIONS  # noqa: E402
 from retrieval.bm25.base import IndexChanges, IndexedChunk  # noqa: E402
 from retrieval.bm25.tantivy_engine import TantivyIndex  # noqa: E402
@@ -63,11 +62,6 @@ def synthetic_documents(corpus: Path, copies: int) -> list[list[IndexedChunk]]:
                                            row["collection"], "fr", day, piece.text))
             documents.append(chunks)
     return documents
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def bench(engine: str, documents: list[list[IndexedChunk]], questions: list[str]) -> dict:
@@ -104,10 +98,10 @@ def bench(engine: str, documents: list[list[IndexedChunk]], questions: list[str]
         index.close()
     return {
         "engine": engine, "chunks": chunks, "build_s": build, "chunks_per_s": chunks / build,
-        "update25_median_s": statistics.median(updates),
-        "query_p50_ms": 1000 * statistics.median(timings["unfiltered"]),
-        "query_p95_ms": 1000 * percentile(timings["unfiltered"], 0.95),
-        "filtered_p50_ms": 1000 * statistics.median(timings["sub-corpus"]),
+        "update25_median_s": median(updates),
+        "query_p50_ms": 1000 * median(timings["unfiltered"]),
+        "query_p95_ms": 1000 * percentile(timings["unfiltered"], 95),
+        "filtered_p50_ms": 1000 * median(timings["sub-corpus"]),
         "size_mb": size / 1e6,
     }
 
@@ -148,12 +142,9 @@ def main() -> None:
                  "--questions", shown_path(args.questions, ROOT),
                  "--copies", str(args.copies), "--queries", str(args.queries)]
         words += [arg for engine in args.engine or [] for arg in ("--engine", engine)]
-        words += [arg for doc in args.write_doc for arg in ("--write-doc", shown_path(doc, ROOT))]
-        if args.doc_block != "bm25-engines-speed":
-            words += ["--doc-block", args.doc_block]
+        write_doc_blocks(args.write_doc, args.doc_block, intro + "\n\n" + "\n".join(lines),
+                         words=words, default_block="bm25-engines-speed", base=ROOT)
         for doc in args.write_doc:
-            write_generated_block(doc, args.doc_block, intro + "\n\n" + "\n".join(lines),
-                                  command=shlex.join(words))
             print(f"table -> {doc} (block {args.doc_block})")
 
 

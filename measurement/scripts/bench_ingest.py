@@ -42,6 +42,8 @@ from archive.services import ingest_file  # noqa: E402
 from common.document_keys import document_key, split_document_key  # noqa: E402
 from common.ranking_metrics import multi_gold_mrr, recall_at_k  # noqa: E402
 from common.sql import like_pattern  # noqa: E402
+from measurement.evaluation.metrics import median, recall_by_group  # noqa: E402
+from measurement.evaluation.records import ResultRow  # noqa: E402
 
 
 def log(message: str) -> None:
@@ -62,12 +64,12 @@ def chunk_stats(corpus: Path) -> dict:
             for slug in sorted({s for s, _ in chunks}):
                 counts = [c.token_count for s, c in chunks if s == slug]
                 out["by_sub_corpus"][slug] = {
-                    "chunks": len(counts), "tokens_median": statistics.median(counts),
+                    "chunks": len(counts), "tokens_median": median(counts),
                     "tokens_mean": round(statistics.mean(counts), 1), "tokens_max": max(counts),
                     "capped_1000": sum(1 for n in counts if n == 1000),
                 }
             all_counts = [c.token_count for _, c in chunks]
-            out["tokens_median"] = statistics.median(all_counts)
+            out["tokens_median"] = median(all_counts)
             out["tokens_mean"] = round(statistics.mean(all_counts), 1)
             out["tokens_max"] = max(all_counts)
     same = sum(
@@ -123,7 +125,7 @@ def query_latency(questions: list[dict], provider) -> dict:
                     times.append((time.perf_counter() - started) * 1000)
                 plan = query(items[0]).explain()
                 used = "chunk_embedding_hnsw" in plan or "chunk_text_trgm" in plan
-                ms = round(statistics.median(times[3:]), 2)
+                ms = round(median(times[3:]), 2)
                 out[f"{name}/{mode}"] = {"median_ms": ms, "index_used": used}
                 log(f"{name} ({mode}): median {ms} ms, index used: {used}")
     return out
@@ -147,18 +149,16 @@ def dense_eval(provider, questions: list[dict], doc_filter: set[str] | None) -> 
     owner = np.array([index[k] for k in keys])
     scores = queries @ passages.T
     recall, mrr = [], []
-    by_genre: dict[str, list[int]] = {}
+    tops: list[ResultRow] = []
     top_share: dict[str, int] = {}
     for qi, question in enumerate(questions):
         best = np.full(len(doc_ids), -np.inf, dtype=np.float32)
         np.maximum.at(best, owner, scores[qi])
         ranking = [doc_ids[i] for i in np.argsort(-best, kind="stable")]
-        rank = {d: r + 1 for r, d in enumerate(ranking)}
         gold = question["gold_ids"]
         recall.append(recall_at_k(ranking, gold, 10))
         mrr.append(multi_gold_mrr(ranking, gold))
-        for g in gold:
-            by_genre.setdefault(genre.get(g, "?"), []).append(int(rank.get(g, 10**9) <= 10))
+        tops.append(ResultRow(ranked_keys=ranking[:10], gold_keys=gold))
         for d in ranking[:10]:
             slug = split_document_key(d)[0]
             top_share[slug] = top_share.get(slug, 0) + 1
@@ -166,7 +166,8 @@ def dense_eval(provider, questions: list[dict], doc_filter: set[str] | None) -> 
     return {
         "provider": provider.name, "questions": len(questions), "chunks": len(rows),
         "recall_at_10": round(float(np.mean(recall)), 3), "mrr": round(float(np.mean(mrr)), 3),
-        "gold_recall_at_10_by_genre": {g: round(sum(v) / len(v), 3) for g, v in by_genre.items()},
+        "gold_recall_at_10_by_genre": {g: round(group.recall, 3)
+                                       for g, group in recall_by_group(tops, genre).items()},
         "top10_share": {s: round(n / total_slots, 3) for s, n in sorted(top_share.items())},
         "passages_embedded": computed,
         "passages_per_s": round(computed / embed_seconds, 2) if computed else None,

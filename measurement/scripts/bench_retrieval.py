@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ from common.french_dates import extract_date_window  # noqa: E402
 from common.generated_docs import (  # noqa: E402
     check_generated_block,
     shown_path,
-    write_generated_block,
+    write_doc_blocks,
 )
 from common.search import DateWindow, SearchRequest  # noqa: E402
 from measurement.evaluation.fusions import per_subcorpus_hybrid  # noqa: E402
@@ -101,12 +100,9 @@ def main() -> None:
         print(lines[-1], flush=True)
     words = ["python", "measurement/scripts/bench_retrieval.py", "--questions",
              shown_path(args.questions, ROOT), "--limit", str(args.limit), "--cap", str(args.cap)]
-    words += [arg for doc in args.write_doc for arg in ("--write-doc", shown_path(doc, ROOT))]
-    if args.doc_block != "channel-latency":
-        words += ["--doc-block", args.doc_block]
+    write_doc_blocks(args.write_doc, args.doc_block, intro + "\n\n" + "\n".join(lines),
+                     words=words, default_block="channel-latency", base=ROOT)
     for doc in args.write_doc:
-        write_generated_block(doc, args.doc_block, intro + "\n\n" + "\n".join(lines),
-                              command=shlex.join(words))
         print(f"table -> {doc} (block {args.doc_block})")
 
 

@@ -28,7 +28,6 @@ import re
 import secrets
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import threading
@@ -343,18 +342,16 @@ def setup_django(data_dir: Path) -> None:
 
 # --- Report -------------------------------------------------------------------------------------
 
-def percentile(values: list[float], q: int) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 \
-        else (values[0] if values else float("nan"))
-
-
 def report(args, ids, polls: Polls, sampler: MemorySampler, ended: dict[str, int],
            big: list[dict], wall: float) -> str:
+    # deferred: the project is importable once setup_django has put it on sys.path
+    from measurement.evaluation.metrics import median, percentile
+
     ms = [x * 1000 for x in polls.latencies]
     lines = [
         f"Load test: {args.investigations} investigations started at once, {args.viewers} "
         f"viewers polling their live steps every {args.interval:g} s for {args.seconds:g} s.",
-        f"Polls: {len(ms)}; median {statistics.median(ms):.0f} ms; p95 {percentile(ms, 95):.0f} "
+        f"Polls: {len(ms)}; median {median(ms):.0f} ms; p95 {percentile(ms, 95):.0f} "
         f"ms; max {max(ms):.0f} ms; failures {len(polls.failures)}.",
         f"Investigations created: {len(ids)}; statuses after the run: "
         + ", ".join(f"{k} {v}" for k, v in ended.items()) + f" ({wall:.0f} s after the start).",

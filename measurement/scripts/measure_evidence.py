@@ -54,6 +54,7 @@ from agent.engine.types import ChatResult  # noqa: E402
 from agent.investigations.retriever import ArchiveRetriever  # noqa: E402
 from archive.models import Chunk  # noqa: E402
 from common.text import casefold_without_accents  # noqa: E402
+from measurement.evaluation.metrics import median  # noqa: E402
 
 DEFAULT_QUESTIONS = ROOT / "demo" / "historiqa" / "questions_dev.jsonl"
 FIRST_CHARS = 400
@@ -241,7 +242,7 @@ def report(tallies: dict[str, Tally], questions: Path, seconds: float) -> str:
         ("questions with a key entity in some accepted chunk",
          lambda t: _share(t.questions_chunk_hit, t.questions)),
         ("median span length (characters)",
-         lambda t: str(sorted(t.span_chars)[len(t.span_chars) // 2]) if t.span_chars else "n/a"),
+         lambda t: f"{median(t.span_chars):g}" if t.span_chars else "n/a"),
         ("spans located: exact / fuzzy / best sentences",
          lambda t: " / ".join(str(t.methods[m]) for m in ("exact", "fuzzy", "sentences"))),
     ]

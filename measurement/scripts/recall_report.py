@@ -12,16 +12,12 @@ summary next to it. Every figure comes from the results files; the command is wr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
 import sys
 from pathlib import Path
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -31,15 +27,16 @@ import django  # noqa: E402
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trace_site.settings")
 django.setup()
 
-from common.document_keys import split_document_key  # noqa: E402
 from common.generated_docs import write_generated_block  # noqa: E402
-from common.ranking_metrics import mrr_of_ranks, recall_at_k  # noqa: E402
 from measurement.evaluation.metrics import (  # noqa: E402
     MISS_CAUSES,
-    acceptance,
-    median,
+    HeadlineFigures,
+    headline_figures,
     miss_causes,
+    oracle_error_rate,
 )
+from measurement.evaluation.records import ResultRow  # noqa: E402
+from measurement.plots import CurveSeries, draw_oracle_curve  # noqa: E402
 from retrieval.selectors import genre_by_sub_corpus  # noqa: E402
 
 GENRE = genre_by_sub_corpus()
@@ -48,7 +45,6 @@ OUT = ROOT / "docs" / "eval" / "historiqa-realistic"
 TABLE_SYSTEMS = ("bm25", "dense", "hybrid", "hybrid-per-subcorpus", "offline")
 ORACLES = (("oracle", 0.0), ("oracle-err05", 0.05), ("oracle-err10", 0.10),
            ("oracle-err20", 0.20), ("oracle-err30", 0.30))
-COMPARATIVE = "MH - Comparative"
 
 
 def load(directory: Path) -> dict[str, dict]:
@@ -67,34 +63,15 @@ def _f(value) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
-def figures(result: dict, qids: set[str] | None = None) -> dict:
+def _rows(result: dict, qids: set[str] | None = None) -> list[ResultRow]:
+    """Return one system's per-question rows, those of the questions `qids` (default: all)."""
+    return [ResultRow.from_json(q) for q in result["per_question"]
+            if qids is None or q["qid"] in qids]
+
+
+def figures(result: dict, qids: set[str] | None = None) -> HeadlineFigures:
     """Return the headline figures of one system, over the questions `qids` (default: all)."""
-    rows = [q for q in result["per_question"] if qids is None or q["qid"] in qids]
-    n = len(rows) or 1
-
-    def mean(values) -> float:
-        return sum(values) / n
-
-    def by_genre(name: str) -> float | None:
-        golds = [(q, g) for q in rows for g in set(q["gold_ids"])
-                 if GENRE.get(split_document_key(g)[0]) == name]
-        return (sum(g in q["ranked_ids"][:10] for q, g in golds) / len(golds)) if golds else None
-
-    comparative = [q for q in rows if q["question_type"] == COMPARATIVE]
-    agent = [q for q in rows if "accepted_ids" in q.get("extras", {})]
-    return {
-        "n": len(rows),
-        "r5": mean(recall_at_k(q["ranked_ids"], q["gold_ids"], 5) for q in rows),
-        "r10": mean(recall_at_k(q["ranked_ids"], q["gold_ids"], 10) for q in rows),
-        "mrr": mean(mrr_of_ranks(q["gold_ranks"].values()) for q in rows),
-        "press": by_genre("press"), "debates": by_genre("debates"),
-        "comparative": (sum(recall_at_k(q["ranked_ids"], q["gold_ids"], 10) for q in comparative)
-                        / len(comparative)) if comparative else None,
-        "p_acc": (sum(acceptance(q["extras"]["accepted_ids"], q["gold_ids"])[0] for q in agent)
-                  / len(agent)) if agent else None,
-        "engine_s": median([q["extras"]["engine_seconds"] for q in agent]) if agent else None,
-        "latency_ms": 1000 * median([q["seconds"] for q in rows]),
-    }
+    return headline_figures(_rows(result, qids), GENRE)
 
 
 def system_table(results: dict[str, dict]) -> str:
@@ -105,10 +82,10 @@ def system_table(results: dict[str, dict]) -> str:
         if name not in results:
             continue
         f = figures(results[name])
-        seconds = f["engine_s"] if f["engine_s"] is not None else (f["latency_ms"] or 0) / 1000
-        lines.append(f"| `{name}` | {f['n']} | {_f(f['r5'])} | {_f(f['r10'])} | {_f(f['mrr'])} | "
-                     f"{_f(f['press'])} | {_f(f['debates'])} | {_f(f['comparative'])} | "
-                     f"{_f(f['p_acc'])} | {seconds:.2f} |")
+        seconds = f.engine_s if f.engine_s is not None else (f.latency_ms or 0) / 1000
+        lines.append(f"| `{name}` | {f.n} | {_f(f.r5)} | {_f(f.r10)} | {_f(f.mrr)} | "
+                     f"{_f(f.press)} | {_f(f.debates)} | {_f(f.comparative)} | "
+                     f"{_f(f.p_acc)} | {seconds:.2f} |")
     return "\n".join(lines)
 
 
@@ -129,16 +106,13 @@ def oracle_table(results: dict[str, dict]) -> str:
         (name, rate) for name, rate in ORACLES if name in results]
     rows += [("offline", None)] if "offline" in results else []
     for name, rate in rows:
-        result = results[name]
-        f = figures(result, qids)
-        chosen = [q for q in result["per_question"] if q["qid"] in qids]
-        decisions = sum(q.get("extras", {}).get("oracle_decisions", 0) for q in chosen)
-        errors = sum(q.get("extras", {}).get("oracle_errors", 0) for q in chosen)
-        measured = f"{errors / decisions:.3f}" if decisions else "—"
+        rows_of = _rows(results[name], qids)
+        f = headline_figures(rows_of, GENRE)
+        measured = _f(oracle_error_rate(rows_of))
         set_rate = "—" if rate is None else f"{rate:.2f}"
-        lines.append(f"| `{name}` | {set_rate} | {measured} | {_f(f['r10'])} | {_f(f['press'])} | "
-                     f"{_f(f['debates'])} | {_f(f['comparative'])} | {_f(f['mrr'])} | "
-                     f"{_f(f['p_acc'])} |")
+        lines.append(f"| `{name}` | {set_rate} | {measured} | {_f(f.r10)} | {_f(f.press)} | "
+                     f"{_f(f.debates)} | {_f(f.comparative)} | {_f(f.mrr)} | "
+                     f"{_f(f.p_acc)} |")
     return "\n".join(lines)
 
 
@@ -188,7 +162,7 @@ def lever_table(levers: list[tuple[str, dict[str, dict], dict[str, dict]]]) -> s
             qids = ({q["qid"] for q in before[name]["per_question"]}
                     & {q["qid"] for q in after[name]["per_question"]})
             b, a = figures(before[name], qids), figures(after[name], qids)
-            cells = " | ".join(f"{_f(b[k])} → {_f(a[k])}"
+            cells = " | ".join(f"{_f(getattr(b, k))} → {_f(getattr(a, k))}"
                                for k in ("r10", "press", "debates", "comparative", "mrr",
                                          "p_acc"))
             lines.append(f"| {label} | `{name}` | {len(qids)} | {cells} |")
@@ -196,33 +170,22 @@ def lever_table(levers: list[tuple[str, dict[str, dict], dict[str, dict]]]) -> s
 
 
 def plot_curve(results: dict[str, dict], path: Path) -> None:
-    """Plot R@10 (overall, press gold, debate gold) against the oracle's error rate."""
+    """Plot R@10 (overall, press gold, debate gold, comparative) against the oracle's set error
+    rate, the offline engine's levels dotted."""
     qids = curve_questions(results)
     points = [(rate, figures(results[name], qids)) for name, rate in ORACLES if name in results]
     if not points:
         return
     offline = figures(results["offline"], qids) if "offline" in results else None
-    fig, ax = plt.subplots(figsize=(6, 4))
-    rates = [100 * rate for rate, _ in points]
-    styles = (("r10", "overall", "C0"), ("press", "press gold", "C1"),
-              ("debates", "debate gold", "C2"), ("comparative", "comparative", "C3"))
-    for key, label, color in styles:
-        ax.plot(rates, [f[key] for _, f in points], marker="o", color=color,
-                label=f"oracle: {label}")
-        if offline is not None and offline[key] is not None:
-            ax.axhline(offline[key], color=color, linestyle=":",
-                       linewidth=1, label=f"offline: {label}")
-    ax.set_xlabel("oracle judge error rate (%)")
-    ax.set_ylabel("recall@10")
-    ax.set_ylim(0, 1)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=6, loc="lower left", ncol=2)
-    ax.set_title(f"Recall@10 against judge error (realistic pool, {len(qids)} dev questions)",
-                 fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    styles = (("r10", "overall"), ("press", "press gold"), ("debates", "debate gold"),
+              ("comparative", "comparative"))
+    series = [CurveSeries(label, [getattr(f, key) for _, f in points],
+                          None if offline is None else getattr(offline, key))
+              for key, label in styles]
+    draw_oracle_curve(
+        path, rates=[rate for rate, _ in points], series=series,
+        xlabel="oracle judge error rate, set (%)",
+        title=f"Recall@10 against judge error (realistic pool, {len(qids)} dev questions)")
 
 
 def pool_line(results: dict[str, dict]) -> str:
@@ -259,7 +222,7 @@ def main(argv: list[str]) -> None:
     head = pool_line(results) + "\n\n"
     OUT.mkdir(parents=True, exist_ok=True)
     plot_curve(results, OUT / "oracle_curve.png")
-    summary = {name: figures(result) for name, result in results.items()}
+    summary = {name: dataclasses.asdict(figures(result)) for name, result in results.items()}
     (OUT / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     sections = {
         "realistic-table": head + system_table(results),

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from common.generated_docs import GeneratedBlockError, write_generated_block
+from common.generated_docs import GeneratedBlockError, write_doc_blocks, write_generated_block
 
 
 def test_only_the_block_is_replaced_and_it_says_who_wrote_it(tmp_path):
@@ -30,3 +30,17 @@ def test_a_missing_or_malformed_block_is_refused_and_the_file_kept(tmp_path, tex
     with pytest.raises(GeneratedBlockError, match="exactly one"):
         write_generated_block(doc, "t", "x", command="c")
     assert doc.read_text() == text
+
+
+def test_a_scripts_blocks_name_its_write_doc_and_a_block_other_than_its_default(tmp_path):
+    docs = [tmp_path / "a.md", tmp_path / "b b.md"]
+    for doc in docs:
+        doc.write_text("<!-- BEGIN generated: x -->\n<!-- END generated: x -->\n")
+    write_doc_blocks(docs, "x", "| 1 |", words=["python", "s.py", "--n", "3"],
+                     default_block="y", base=tmp_path)
+    for doc in docs:
+        assert ("_Written by `python s.py --n 3 --write-doc a.md --write-doc 'b b.md' "
+                "--doc-block x` on ") in doc.read_text()
+        assert "| 1 |" in doc.read_text()
+    write_doc_blocks(docs[:1], "x", "| 2 |", words=["s.py"], default_block="x", base=tmp_path)
+    assert "_Written by `s.py --write-doc a.md` on " in docs[0].read_text()

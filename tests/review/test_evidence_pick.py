@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from html import unescape
 
+from django.urls import reverse
+
 from agent.models import EvidencePick
 from agent.sources import reviewed_sources
 from archive.highlight import Span
@@ -72,4 +74,23 @@ def test_a_quote_outside_the_document_or_of_another_user_is_refused(client, user
     client.force_login(users["bob"])
     assert client.post(f"/investigations/{finished.pk}/quote/",
                        {"document": key, "start": 0, "end": 4}).status_code == 404
+    assert not EvidencePick.objects.exists()
+
+
+def test_a_document_that_is_none_of_the_sources_is_refused_alike_when_opened_or_quoted(
+        client, users, finished):
+    outside = Document.objects.exclude(
+        external_id__in=[key.split(":", 1)[1] for key in finished.ranked_keys]).first()
+    key = f"{outside.sub_corpus.slug}:{outside.external_id}"
+    assert not finished.verdicts.filter(document_key=key).exists()
+    client.force_login(users["alice"])
+    opened = client.get(reverse("open_source", args=[finished.pk]), {"doc": key})
+    quoted = client.post(f"/investigations/{finished.pk}/quote/",
+                         {"document": key, "start": 0, "end": 4})
+    for response in (opened, quoted):
+        assert response.status_code == 400
+        assert b"This document has no verdict in this investigation." in response.content
+    inside = finished.verdicts.values_list("document_key", flat=True).first()
+    assert client.get(reverse("open_source", args=[finished.pk]),
+                      {"doc": inside}).status_code == 302
     assert not EvidencePick.objects.exists()

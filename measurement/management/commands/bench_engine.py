@@ -34,6 +34,7 @@ from common.generated_docs import (
 )
 from common.ranking_metrics import multi_gold_mrr, recall_at_k
 from common.search import Hit, SearchRequest, SubCorpusInfo
+from measurement.evaluation.metrics import median
 from measurement.evaluation.questions import QuestionsError, load_questions
 
 PAPERS = [("legaulois", "Le Gaulois"), ("lintransigeant", "L'Intransigeant")]
@@ -81,7 +82,7 @@ def corpus_archive(corpus: Path) -> InMemoryRetriever:
 
 
 def _row(name: str, times: list[float], recalls: list[float], mrrs: list[float]) -> str:
-    time = f"{statistics.median(times):.1f}" if times else "–"
+    time = f"{median(times):.1f}" if times else "–"
     if not recalls:
         return f"| {name} | {time} | – | – |"
     return (f"| {name} | {time} | {statistics.mean(recalls):.3f} | "

@@ -7,7 +7,6 @@ The archive's own sub-corpora (names and aliases) are those the planner maps que
 
 from __future__ import annotations
 
-import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from agent.engine.sources import is_press
 from agent.investigations.retriever import ArchiveRetriever
 from common.generated_docs import shown_path, write_generated_block
 from common.jsonl import json_file_objects
+from measurement.evaluation.metrics import median, percentile
 
 EXAMPLES = 6
 
@@ -85,10 +85,10 @@ class Command(BaseCommand):
             f"| sub-questions failing the check | {failing} | 0 |",
             f"| questions keeping < 90 % of their content words | {short} | 0 |",
             f"| content words kept, lowest / median share | {min(shares):.2f} / "
-            f"{statistics.median(shares):.2f} | ≥ 0.90 |",
+            f"{median(shares):.2f} | ≥ 0.90 |",
             f"| named newspapers named in their press sub-question | {named_ok} / {named} | all |",
-            f"| planning time per question, median / p95 / max | {ms[len(ms) // 2]:.1f} / "
-            f"{ms[int(len(ms) * 0.95)]:.1f} / {ms[-1]:.1f} ms | median ≤ 50 ms |",
+            f"| planning time per question, median / p95 / max | {median(ms):.1f} / "
+            f"{percentile(ms, 95):.1f} / {ms[-1]:.1f} ms | median ≤ 50 ms |",
             f"| parser load, once per process | {load_seconds:.1f} s | |",
             "",
             "Findings by kind: " + (", ".join(f"{k}: {v}" for k, v in sorted(problems.items()))
