@@ -26,7 +26,6 @@ import json
 import os
 import re
 import secrets
-import signal
 import socket
 import subprocess
 import sys
@@ -45,6 +44,7 @@ from django.db.models import Count
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from measurement.processes import stop_process_group  # noqa: E402
 from trace_site import embedded  # noqa: E402
 
 QUESTIONS = ROOT / "demo" / "historiqa" / "questions_dev.jsonl"
@@ -325,13 +325,7 @@ def start_serve(data_dir: Path, port: int, username: str, password: str,
 
 
 def stop_serve(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    stop_process_group(proc, grace_seconds=60)
 
 
 def setup_django(data_dir: Path) -> None:

@@ -27,7 +27,6 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -47,6 +46,7 @@ from common.generated_docs import (  # noqa: E402
     shown_path,
     write_generated_block,
 )
+from measurement.processes import stop_process_group  # noqa: E402
 
 DEFAULT_QUESTIONS = ROOT / "demo" / "historiqa" / "questions_dev.jsonl"
 USERNAME = "first-start"
@@ -142,13 +142,7 @@ def _ask(base: str, password: str, question: str, timeout: float) -> tuple[str, 
 
 
 def _stop(server: subprocess.Popen) -> None:
-    if server.poll() is None:
-        os.killpg(server.pid, signal.SIGINT)
-        try:
-            server.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+    stop_process_group(server, grace_seconds=90)
 
 
 def measure(question: str, timeout: float, keep: bool, *, shipped: bool = True) -> Measurement:
