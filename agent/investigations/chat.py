@@ -16,11 +16,7 @@ from agent.engine.replay import RecordedCall, ReplayChatModel
 from agent.engine.types import ChatResult
 from agent.investigations.durability import with_reconnect
 from agent.models import Investigation, LLMCall, PromptText
-from agent.policies import (
-    NO_ENDPOINT_MESSAGE,
-    endpoint_configured,
-    role_models,
-)
+from agent.policies import NO_ENDPOINT_MESSAGE, endpoint_configured, role_models
 from common.usage import TokenUsage
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -30,18 +29,8 @@ from agent.investigations.durability import (
 from agent.investigations.judges import model_screen, offline_policy
 from agent.investigations.retriever import ArchiveRetriever
 from agent.investigations.sink import DjangoEventSink
-from agent.models import (
-    Investigation,
-)
-from agent.policies import (
-    PolicyChoice,
-    engine_config,
-    require_usable_policy,
-)
-
-if TYPE_CHECKING:
-    pass
-
+from agent.models import Investigation
+from agent.policies import PolicyChoice, engine_config, require_usable_policy
 
 logger = logging.getLogger(__name__)
 

@@ -18,11 +18,7 @@ from django.utils import timezone
 from agent.engine.config import EngineConfig
 from agent.engine.policy_spec import PolicySpec
 from agent.investigations.chat import stored_prompt_text
-from agent.investigations.durability import (
-    queued_task_ids,
-    stale_after,
-    with_reconnect,
-)
+from agent.investigations.durability import queued_task_ids, stale_after, with_reconnect
 from agent.investigations.investigation_file import (
     NO_CHUNK,
     ImportedRows,
@@ -34,11 +30,7 @@ from agent.investigations.judge_learning import learning_of
 from agent.investigations.judges import LEARNT, judge_in_use
 from agent.investigations.question_limits import question_problem
 from agent.investigations.tasks import execute_investigation
-from agent.models import (
-    Batch,
-    Investigation,
-    SubQuestion,
-)
+from agent.models import Batch, Investigation, SubQuestion
 from agent.policies import (
     PolicyChoice,
     adjusted_config,

@@ -19,10 +19,7 @@ from agent.models import (
     SourceOrder,
     Verdict,
 )
-from agent.policies import (
-    PolicyChoice,
-    require_usable_policy,
-)
+from agent.policies import PolicyChoice, require_usable_policy
 from agent.review.cited_answer import answer_material, drafted_from
 from agent.sources import reviewed_sources
 from archive.models import Document
