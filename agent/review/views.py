@@ -12,8 +12,9 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from agent.investigations import judge_learning as judge_learning_service
-from agent.investigations import selectors, services
+from agent.investigations import selectors
 from agent.investigations.judges import LEARNT, judge_in_use
+from agent.investigations.services import InvestigationError
 from agent.investigations.views import viewer_context
 from agent.models import Batch, Investigation, Verdict
 from agent.review import evidence_path as evidence_paths
@@ -107,7 +108,7 @@ def answer_draft(request, pk: int):
     investigation = selectors.investigation_for_owner(request.user, pk)
     try:
         review_services.answer_draft(investigation=investigation, user=request.user)
-    except services.InvestigationError as exc:
+    except InvestigationError as exc:
         messages.error(request, str(exc))
     return redirect(reverse("investigation_review", args=[pk]) + "#answer")
 
@@ -121,7 +122,7 @@ def source_override(request, pk: int):
             investigation=investigation, user=request.user, document_key=key,
             decision=request.POST.get("decision", ""), note=request.POST.get("note", ""),
         )
-    except services.InvestigationError as exc:
+    except InvestigationError as exc:
         return HttpResponseBadRequest(str(exc))
     return redirect(_review_again(request, pk))
 
@@ -164,7 +165,7 @@ def source_quote(request, pk: int):
             document_key=request.POST.get("document", ""),
             start=natural(request.POST.get("start", "").strip(), label="The start"),
             end=natural(request.POST.get("end", "").strip(), label="The end"))
-    except services.InvestigationError as exc:
+    except InvestigationError as exc:
         return HttpResponseBadRequest(str(exc))
     messages.info(request, "Your quote is kept; the agent's stays in the evidence path.")
     return redirect(reverse("investigation_review", args=[pk]) + "#sources")
@@ -177,7 +178,7 @@ def source_note(request, pk: int):
         review_services.note_add(investigation=investigation, user=request.user,
                           document_key=request.POST.get("document", ""),
                           note=request.POST.get("note", ""))
-    except services.InvestigationError as exc:
+    except InvestigationError as exc:
         return HttpResponseBadRequest(str(exc))
     return redirect(_review_again(request, pk))
 
@@ -240,7 +241,7 @@ def open_source(request, pk: int):
     key = request.GET.get("doc", "")
     try:
         document = review_services.source_document(context["investigation"], key)
-    except services.InvestigationError as exc:
+    except InvestigationError as exc:
         return HttpResponseBadRequest(str(exc))
     chunk = natural_param(request, "chunk")
     offsets = span_param(request, "evidence")
