@@ -10,7 +10,7 @@ payload (`canonical_bytes`): a file edited by hand or damaged in transit is refu
 signature (anyone can recompute it); what an import writes is checked field by field anyway.
 
 This module writes the file and reads one back into checked, unsaved rows
-(`read_investigation_file`); `agent/services.py: investigation_import` matches the documents and
+(`read_investigation_file`); `services.py: investigation_import` matches the documents and
 writes the rows.
 """
 
